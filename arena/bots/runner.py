@@ -1,0 +1,59 @@
+"""The in-process match runner: policies play a match with no processes and no network."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from arena.bots.policies import Policy
+from arena.rules.events import Event
+from arena.rules.options import OFFICIAL, RuleOptions
+from arena.rules.seeds import derive_seed, seat_seed
+from arena.rules.state import Match
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    scores: tuple[int, ...]
+    places: tuple[int, ...]
+    rounds: int
+    decisions: int
+    round_limit_reached: bool
+    events: tuple[Event, ...]
+
+    @property
+    def winners(self) -> tuple[int, ...]:
+        return tuple(seat for seat, place in enumerate(self.places) if place == 1)
+
+
+def deck_seed(match_seed: int) -> int:
+    """The seed of the match's shuffles, one-way from the match seed (bots never see it)."""
+    return derive_seed(match_seed, "deck")
+
+
+def play_match(
+    policies: Sequence[Policy] | Sequence[Callable[[int], Policy]],
+    seed: int,
+    options: RuleOptions = OFFICIAL,
+    *,
+    build: bool = False,
+) -> MatchResult:
+    """Play one match. With ``build=True``, ``policies`` are factories called with each
+    seat's seed (as the referee gives a bot), so a match is a pure function of ``seed``."""
+    seats: list[Policy] = (
+        [factory(seat_seed(seed, seat)) for seat, factory in enumerate(policies)]  # type: ignore[operator]
+        if build
+        else list(policies)  # type: ignore[arg-type]
+    )
+    match = Match(len(seats), random.Random(deck_seed(seed)), options)
+    decisions = 0
+    while not match.is_over:
+        seat = match.current_seat
+        action = seats[seat].decide(match.observation(seat), match.legal_actions())
+        match.apply(action)
+        decisions += 1
+    return MatchResult(
+        tuple(match.scores), match.places, match.rounds_played, decisions,
+        match.round_limit_reached, tuple(match.events),
+    )

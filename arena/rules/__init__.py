@@ -1,0 +1,58 @@
+"""The official UNO rules (RULES.md §1-§19): pure, no I/O, no clock, seeded chance only."""
+
+from arena.rules.actions import (
+    ACCEPT,
+    CHALLENGE,
+    CHOOSE_COLOUR,
+    DRAW,
+    KEEP,
+    UNO_CALL,
+    Action,
+    DecisionKind,
+    action_name,
+    calls_uno,
+    choose,
+    chosen_colour,
+    is_play,
+    parse_action,
+    play,
+    played_card,
+)
+from arena.rules.cards import (
+    CARD_COLOUR,
+    CARD_KIND,
+    CARD_POINTS,
+    CARD_RANK,
+    NO_COLOUR,
+    WILD,
+    WILD_DRAW_FOUR,
+    Card,
+    Colour,
+    Kind,
+    card_name,
+    full_deck,
+    parse_card,
+    parse_cards,
+    points,
+)
+from arena.rules.observation import Observation
+from arena.rules.options import OFFICIAL, RuleOptions
+from arena.rules.scoring import places
+from arena.rules.state import (
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    IllegalActionError,
+    Match,
+    Round,
+    arrange_round,
+)
+
+__all__ = [
+    "ACCEPT", "CARD_COLOUR", "CARD_KIND", "CARD_POINTS", "CARD_RANK", "CHALLENGE",
+    "CHOOSE_COLOUR", "DRAW", "KEEP", "MAX_PLAYERS", "MIN_PLAYERS", "NO_COLOUR", "OFFICIAL",
+    "UNO_CALL", "WILD", "WILD_DRAW_FOUR", "Action", "Card", "Colour", "DecisionKind",
+    "IllegalActionError", "Kind", "Match", "Observation", "Round", "RuleOptions",
+    "action_name", "arrange_round", "calls_uno", "card_name", "choose", "chosen_colour",
+    "full_deck", "is_play", "parse_action", "parse_card", "parse_cards", "places", "play",
+    "played_card", "points",
+]
