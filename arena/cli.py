@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from arena.bots.policies import POLICIES
 from arena.bots.runner import play_match
+from arena.referee import check
+from arena.referee.match import Limits, MatchSpec, Seat, run_match
+from arena.referee.replay import ReplayMismatch, replay
+from arena.rules import events
+from arena.rules.narration import describe
 from arena.rules.options import RuleOptions
+from arena.sandbox import BotManifest, ManifestError, PlainLauncher, load_manifest
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -60,6 +69,132 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_bots(folders: Sequence[str], command: str) -> list[BotManifest] | None:
+    try:
+        return [load_manifest(folder) for folder in folders]
+    except ManifestError as error:
+        print(f"arena {command}: {error}", file=sys.stderr)
+        return None
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    return Limits(decision_deadline=args.deadline, time_bank=args.time_bank)
+
+
+def _play(args: argparse.Namespace) -> int:
+    """Play matches between bot processes over the referee and print a summary."""
+    bots = _load_bots(args.bots, "play")
+    if bots is None:
+        return 2
+    if not 2 <= len(bots) <= 10:
+        print("arena play: give 2 to 10 bot folders, one per seat", file=sys.stderr)
+        return 2
+    console = Console()
+    options = RuleOptions(target_score=args.target)
+    n = len(bots)
+    stats = [{"wins": 0.0, "points": 0, "faults": 0, "dq": 0} for _ in bots]
+    logs = Path(args.logs)
+    decisions = 0
+    started = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as progress:
+        task = progress.add_task("matches", total=args.matches)
+        for index in range(args.matches):
+            shift = index % n  # rotate seats so no bot keeps one position
+            order = [(seat + shift) % n for seat in range(n)]
+            match_id = f"match-{index + 1:04d}"
+            seats: list[Seat] = [
+                None if args.listen else
+                PlainLauncher(bots[b], logs / match_id, f"seat{seat}-{bots[b].name}")
+                for seat, b in enumerate(order)]
+            spec = MatchSpec(match_id, args.seed + index, n, options, _limits(args),
+                             logs / f"{match_id}.jsonl.gz")
+            outcome = asyncio.run(run_match(spec, seats, address=args.listen))
+            decisions += outcome.decisions
+            winners = outcome.places.count(1)
+            for seat, b in enumerate(order):
+                report = outcome.seats[seat]
+                stats[b]["points"] += outcome.scores[seat]
+                stats[b]["faults"] += len(report.faults)
+                stats[b]["dq"] += report.disqualified
+                if outcome.places[seat] == 1:
+                    stats[b]["wins"] += 1 / winners
+            elapsed = time.perf_counter() - started
+            progress.update(task, advance=1, description=(
+                f"{index + 1}/{args.matches} matches, {decisions / elapsed:,.0f} decisions/s"))
+    elapsed = time.perf_counter() - started
+    table = Table(title=f"{args.matches} matches to {args.target} (seeds {args.seed}..)")
+    for column in ("bot", "wins", "win rate", "avg points", "faults", "disqualified"):
+        table.add_column(column, justify="left" if column == "bot" else "right")
+    for bot, row in zip(bots, stats, strict=True):
+        table.add_row(bot.label, f"{row['wins']:g}", f"{row['wins'] / args.matches:.1%}",
+                      f"{row['points'] / args.matches:.0f}", str(row["faults"]),
+                      str(row["dq"]))
+    console.print(table)
+    console.print(f"{decisions:,} decisions in {elapsed:.1f} s "
+                  f"({decisions / elapsed:,.0f} decisions/s); logs in {logs}/")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    """Conformance check for one bot: connects, plays every decision kind legally and in
+    time, and finishes full matches."""
+    bots = _load_bots([args.bot], "check")
+    if bots is None:
+        return 2
+    bot = bots[0]
+    console = Console()
+    console.print(f"checking {bot.label} ({bot.folder})")
+    logs = Path(args.logs)
+
+    def launcher(index: int) -> Seat:
+        return PlainLauncher(bot, logs, f"check-{index + 1}-{bot.name}")
+
+    outcomes = []
+    for spec, seats, bot_seat in check.plan(launcher, args.matches):
+        outcomes.append((asyncio.run(run_match(spec, seats)), bot_seat))
+    items = check.verdict(outcomes, logs)
+    for item in items:
+        mark = "[green]PASS[/green]" if item.passed else "[red]FAIL[/red]"
+        console.print(f"{mark} {item.name}: {item.detail}")
+    passed = all(item.passed for item in items)
+    console.print("[bold green]all checks passed[/bold green]" if passed else
+                  f"[bold red]{sum(not i.passed for i in items)} check(s) failed[/bold red]")
+    return 0 if passed else 1
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """Re-run a match log through the engine, check it agrees, and show it turn by turn."""
+    console = Console(highlight=False)
+    names: list[str] = []
+
+    def show(record: dict[str, object]) -> None:
+        nonlocal names
+        if args.quiet:
+            return
+        kind = record.get("type")
+        if kind == "seats":
+            names = [str(s["name"]) for s in record["seats"]]  # type: ignore[attr-defined]
+        elif kind == "event":
+            line = describe(events.from_record({k: v for k, v in record.items()
+                                                if k != "type"}), names)
+            console.print(line)
+        elif kind == "fault":
+            console.print(f"[red]fault[/red] seat {record['seat']}: {record['reason']}")
+        elif kind == "decision" and record.get("source") != "bot":
+            console.print(f"  [dim]({record['source']} played {record['name']} for seat "
+                          f"{record['seat']})[/dim]")
+
+    try:
+        result = replay(Path(args.log), show)
+    except (ReplayMismatch, OSError, ValueError, KeyError) as error:
+        console.print(f"[red]replay failed:[/red] {error}")
+        return 1
+    console.print(f"[green]replay agrees with the log[/green]: {len(result.match.events)} "
+                  f"events, scores {result.match.scores}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="arena", description="UNO Arena: bot matches under the official UNO rules.")
@@ -73,7 +208,40 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--seed", type=int, default=1)
     simulate.add_argument("--target", type=int, default=500, help="target score (§16)")
     simulate.set_defaults(run=_simulate)
+
+    play = commands.add_parser("play", help="play matches between bot folders",
+                               description=_play.__doc__)
+    play.add_argument("bots", nargs="+", metavar="BOT_DIR")
+    play.add_argument("--matches", type=int, default=10)
+    play.add_argument("--seed", type=int, default=1)
+    play.add_argument("--target", type=int, default=500, help="target score (§16)")
+    play.add_argument("--logs", default="runs/play", help="folder for match logs and bot output")
+    play.add_argument("--listen", metavar="ADDRESS",
+                      help="listen on ADDRESS (e.g. localhost:50051) and wait for bots started "
+                           "by hand, printing each seat's token")
+    _limit_options(play)
+    play.set_defaults(run=_play)
+
+    check_parser = commands.add_parser("check", help="conformance check for a bot folder",
+                                       description=_check.__doc__)
+    check_parser.add_argument("bot", metavar="BOT_DIR")
+    check_parser.add_argument("--matches", type=int, default=2)
+    check_parser.add_argument("--logs", default="runs/check", help="folder for the bot's output")
+    check_parser.set_defaults(run=_check)
+
+    replay_parser = commands.add_parser("replay", help="re-run and show a match log",
+                                        description=_replay.__doc__)
+    replay_parser.add_argument("log", metavar="LOG")
+    replay_parser.add_argument("--quiet", action="store_true", help="only verify")
+    replay_parser.set_defaults(run=_replay)
     return parser
+
+
+def _limit_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--deadline", type=float, default=1.0,
+                        help="seconds per decision (default 1)")
+    parser.add_argument("--time-bank", type=float, default=10.0,
+                        help="extra seconds per match (default 10)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

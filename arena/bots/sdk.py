@@ -1,0 +1,121 @@
+"""The Python bot SDK: write ``decide(turn) -> action`` (or a policy class), call ``run``.
+
+    from arena.bots.sdk import run
+
+    def decide(turn):
+        return turn.legal_actions[0]      # any of turn.legal_actions
+
+    if __name__ == "__main__":
+        run(decide, name="my-bot", version="1.0")
+
+``run`` reads ARENA_ADDRESS and ARENA_TOKEN from the environment (the referee sets them),
+connects, says hello, answers every decision request and returns the match end.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import grpc
+
+from arena.bots.policies import Policy
+from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from arena.protocol.convert import action_from_message, action_message, observation_from_request
+from arena.rules.actions import Action, DecisionKind
+from arena.rules.observation import Observation
+
+
+@dataclass
+class Turn:
+    """One decision, with everything a bot needs to make it."""
+
+    request: pb.DecisionRequest
+    """The raw request (protobuf)."""
+    observation: Observation
+    """What your seat may see (RULES.md §19), as the rules engine's Observation."""
+    legal_actions: list[Action]
+    """The legal actions (ints, see ``arena.rules.actions``); return one of them."""
+    events: list[pb.Event]
+    """Events since your previous decision."""
+    match: pb.MatchStart
+    """Seat, players, rules, limits and your seed."""
+    rng: random.Random = field(repr=False, default_factory=random.Random)
+    """A generator seeded with your match seed: use it and your bot is reproducible."""
+
+    @property
+    def kind(self) -> DecisionKind:
+        return DecisionKind(self.request.kind)
+
+
+Decide = Callable[[Turn], Action]
+
+
+def run(
+    decide: Decide | None = None,
+    *,
+    policy: Callable[[int], Policy] | None = None,
+    name: str = "bot",
+    version: str = "0",
+    address: str | None = None,
+    token: str | None = None,
+) -> pb.MatchEnd:
+    """Play one match. Give ``decide`` (a function of a Turn) or ``policy`` (a class built
+    with the match seed, with ``decide(observation, legal_actions)``)."""
+    if (decide is None) == (policy is None):
+        raise TypeError("run() needs exactly one of decide= or policy=")
+    address = address or os.environ.get("ARENA_ADDRESS")
+    token = token or os.environ.get("ARENA_TOKEN")
+    if not address or not token:
+        raise SystemExit("ARENA_ADDRESS and ARENA_TOKEN must be set (the referee sets them)")
+    outbox: queue.SimpleQueue[pb.PlayRequest | None] = queue.SimpleQueue()
+    outbox.put(pb.PlayRequest(hello=pb.Hello(
+        token=token, bot_name=name, bot_version=version, protocol_version=PROTOCOL_VERSION)))
+
+    def outgoing() -> Iterator[pb.PlayRequest]:
+        while (message := outbox.get()) is not None:
+            yield message
+
+    channel = grpc.insecure_channel(address)
+    try:
+        stub = pb_grpc.RefereeServiceStub(channel)  # type: ignore[no-untyped-call]
+        stream = stub.Play(outgoing())
+        start = pb.MatchStart()
+        rng = random.Random()
+        seat_policy: Policy | None = None
+        for response in stream:
+            kind = response.WhichOneof("message")
+            if kind == "match_start":
+                start = response.match_start
+                rng = random.Random(start.seed)
+                if policy is not None:
+                    seat_policy = policy(start.seed)
+            elif kind == "decision_request":
+                request = response.decision_request
+                legal = [action_from_message(a) for a in request.legal_actions]
+                observation = observation_from_request(request)
+                if seat_policy is not None:
+                    action = seat_policy.decide(observation, legal)
+                else:
+                    assert decide is not None
+                    action = decide(Turn(request, observation, legal, list(response.events),
+                                         start, rng))
+                outbox.put(pb.PlayRequest(decision=_decision(request.request_id, action,
+                                                             legal)))
+            elif kind == "match_end":
+                end: pb.MatchEnd = response.match_end
+                return end
+        raise ConnectionError("the referee closed the stream before the match ended")
+    finally:
+        outbox.put(None)
+        channel.close()
+
+
+def _decision(request_id: int, action: Action, legal: list[Action]) -> pb.Decision:
+    try:
+        return pb.Decision(request_id=request_id, action_index=legal.index(action))
+    except ValueError:  # not listed as is (e.g. the UNO flag differs): send it explicitly
+        return pb.Decision(request_id=request_id, action=action_message(action))

@@ -1,0 +1,57 @@
+"""The match log: one gzip-compressed JSON-lines file per match.
+
+Line kinds (field ``type``): ``header`` (match id, seed, players, rule options, limits,
+protocol version), ``event`` (an engine event, every card shown), ``decision`` (seat,
+request id, action, where it came from, latency), ``fault`` (a strike or disqualification
+with its reason) and ``result``. Game content is a pure function of the seed and the
+decisions; only latencies and wall-clock fields differ between runs.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from arena.rules.events import Event, to_record
+
+LOG_FORMAT = 1
+
+
+class MatchLogWriter:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._partial = path.with_name(path.name + ".partial")
+        self._raw = open(self._partial, "wb")  # noqa: SIM115 - closed in close()
+        # mtime=0 keeps the compressed bytes free of the clock.
+        self._gzip = gzip.GzipFile(fileobj=self._raw, mode="wb", mtime=0)
+        self._text = io.TextIOWrapper(self._gzip, encoding="utf-8", newline="\n")
+
+    def write(self, record: dict[str, Any]) -> None:
+        self._text.write(json.dumps(record, separators=(",", ":")) + "\n")
+
+    def event(self, event: Event) -> None:
+        record = to_record(event)
+        record["type"] = "event"
+        self.write(record)
+
+    def close(self) -> None:
+        """Finish the file and move it into place: a log exists whole or not at all."""
+        self._text.close()
+        self._raw.close()
+        self._partial.replace(self.path)
+
+    def abandon(self) -> None:
+        self._text.close()
+        self._raw.close()
+        self._partial.unlink(missing_ok=True)
+
+
+def read_log(path: Path) -> Iterator[dict[str, Any]]:
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            yield json.loads(line)

@@ -1,0 +1,545 @@
+"""Run one match between bot processes over gRPC (the referee's core loop).
+
+The bots are gRPC clients of a ``grpc.aio`` server listening on a Unix socket private to
+the match. Each seat is bound by a one-time token. The loop drives the rules engine and,
+at every decision, sends the seat its pending events plus a decision request, and waits
+for the answer within the deadline and the seat's time bank; faults follow RULES.md §20.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import secrets
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from arena.bots.policies import GreedyPolicy, Policy
+from arena.bots.runner import deck_seed
+from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from arena.protocol.convert import (
+    ProtocolError,
+    action_from_message,
+    decision_request,
+    event_message,
+    rules_message,
+)
+from arena.referee.faults import DISQUALIFYING, Fault, FaultKind, default_action
+from arena.referee.launch import BotProcess, SeatLauncher
+from arena.referee.log import LOG_FORMAT, MatchLogWriter
+from arena.rules import events as ev
+from arena.rules.actions import UNO_CALL, Action, action_name
+from arena.rules.options import OFFICIAL, RuleOptions
+from arena.rules.scoring import places
+from arena.rules.seeds import seat_seed
+from arena.rules.state import Match
+
+MAX_MESSAGE_BYTES = 64 * 1024  # a decision is ~10 bytes; anything near this is an attack
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Time and fault limits (RULES.md §20), recorded in every log."""
+
+    decision_deadline: float = 1.0
+    """Seconds to answer one decision before the time bank is used."""
+    time_bank: float = 10.0
+    """Extra seconds for the whole match."""
+    strike_limit: int = 3
+    hello_timeout: float = 10.0
+    """Seconds for every bot to connect and say hello."""
+
+    def to_record(self) -> dict[str, Any]:
+        return {"decision_deadline": self.decision_deadline, "time_bank": self.time_bank,
+                "strike_limit": self.strike_limit, "hello_timeout": self.hello_timeout}
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    match_id: str
+    seed: int
+    players: int
+    options: RuleOptions = OFFICIAL
+    limits: Limits = Limits()
+    log_path: Path | None = None
+
+
+@dataclass(frozen=True)
+class InProcessSeat:
+    """A seat played by an in-process policy (for ``arena check`` and tests)."""
+
+    policy: Policy
+    name: str
+    version: str = "built-in"
+
+
+Seat = SeatLauncher | InProcessSeat | None
+
+
+@dataclass
+class SeatReport:
+    seat: int
+    name: str = ""
+    version: str = ""
+    connected: bool = False
+    strikes: int = 0
+    disqualified: bool = False
+    faults: list[Fault] = field(default_factory=list)
+    decisions: int = 0
+    think_seconds: float = 0.0
+    asked: dict[str, int] = field(default_factory=dict)
+    """Decision kinds this seat was asked, by name."""
+
+
+@dataclass(frozen=True)
+class MatchOutcome:
+    match_id: str
+    seed: int
+    scores: tuple[int, ...]
+    places: tuple[int, ...]
+    rounds: int
+    round_limit_reached: bool
+    seats: tuple[SeatReport, ...]
+    decisions: int
+    seconds: float
+    log_path: Path | None
+
+    @property
+    def disqualified(self) -> tuple[int, ...]:
+        return tuple(s.seat for s in self.seats if s.disqualified)
+
+
+_DISCONNECTED = object()
+
+
+class _Connection:
+    """One bot's stream, seen from the match loop."""
+
+    def __init__(self, context: grpc.aio.ServicerContext, hello: pb.Hello) -> None:
+        self.context = context
+        self.hello = hello
+        self.inbox: asyncio.Queue[tuple[float, Any]] = asyncio.Queue()
+        self.finished = asyncio.Event()
+        self.alive = True
+
+    async def send(self, message: pb.PlayResponse) -> bool:
+        if not self.alive:
+            return False
+        try:
+            await self.context.write(message)
+            return True
+        except Exception:  # the stream is gone; the loop disqualifies the seat
+            self.alive = False
+            return False
+
+
+class _Servicer(pb_grpc.RefereeServiceServicer):
+    def __init__(self, referee: _Referee) -> None:
+        self.referee = referee
+
+    async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
+        referee = self.referee
+        try:
+            first = await asyncio.wait_for(context.read(), referee.spec.limits.hello_timeout)
+        except (TimeoutError, grpc.RpcError, asyncio.CancelledError):
+            return
+        if first is grpc.aio.EOF or not first.HasField("hello"):
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be hello")
+            return
+        seat = referee.tokens.pop(first.hello.token, None)  # one-time: a reuse finds nothing
+        if seat is None:
+            referee.refused.append(first.hello.token[:8])
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown or used token")
+            return
+        connection = _Connection(context, first.hello)
+        referee.attach(seat, connection)
+        inbox = connection.inbox
+        try:
+            while True:
+                message = await context.read()
+                if message is grpc.aio.EOF:
+                    break
+                inbox.put_nowait((time.perf_counter(), message))
+        except (grpc.RpcError, asyncio.CancelledError, Exception):
+            pass
+        finally:
+            connection.alive = False
+            inbox.put_nowait((time.perf_counter(), _DISCONNECTED))
+        # Keep the stream open until the match has sent its last message.
+        with contextlib.suppress(asyncio.CancelledError):
+            await connection.finished.wait()
+
+
+class _Referee:
+    def __init__(self, spec: MatchSpec) -> None:
+        self.spec = spec
+        self.tokens: dict[str, int] = {}
+        self.connections: dict[int, _Connection] = {}
+        self.refused: list[str] = []
+        self.in_process: dict[int, Policy] = {}
+        self.processes: dict[int, BotProcess] = {}
+        self.all_connected = asyncio.Event()
+        self.reports = [SeatReport(seat) for seat in range(spec.players)]
+
+    def attach(self, seat: int, connection: _Connection) -> None:
+        self.connections[seat] = connection
+        report = self.reports[seat]
+        report.connected = True
+        report.name = connection.hello.bot_name[:100]
+        report.version = connection.hello.bot_version[:100]
+        if len(self.connections) + len(self.in_process) == self.spec.players:
+            self.all_connected.set()
+
+
+async def run_match(
+    spec: MatchSpec,
+    launchers: list[Seat],
+    *,
+    address: str | None = None,
+    on_progress: Any = None,
+) -> MatchOutcome:
+    """Play a match. ``launchers[seat]`` starts that seat's bot; an InProcessSeat plays
+    in-process; None means the bot is started by hand with the address and token printed
+    (``arena play --listen``)."""
+    if len(launchers) != spec.players:
+        raise ValueError("one launcher per seat")
+    referee = _Referee(spec)
+    socket_dir = Path(tempfile.mkdtemp(prefix="arena-match-"))
+    os.chmod(socket_dir, 0o755)
+    listen = address or f"unix:{socket_dir / 'referee.sock'}"
+    server = grpc.aio.server(options=[
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.so_reuseport", 0),
+    ])
+    pb_grpc.add_RefereeServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        _Servicer(referee), server)
+    server.add_insecure_port(listen)
+    await server.start()
+    if os.path.exists(socket_dir / "referee.sock"):
+        os.chmod(socket_dir / "referee.sock", 0o777)  # bots may run under other uids
+    processes: list[BotProcess] = []
+    tokens = [secrets.token_hex(16) for _ in range(spec.players)]
+    referee.tokens = {token: seat for seat, token in enumerate(tokens)}
+    log = MatchLogWriter(spec.log_path) if spec.log_path else None
+    started = time.perf_counter()
+    try:
+        for seat, launcher in enumerate(launchers):
+            env = {"ARENA_ADDRESS": listen, "ARENA_TOKEN": tokens[seat],
+                   "ARENA_SEAT": str(seat)}
+            if isinstance(launcher, InProcessSeat):
+                report = referee.reports[seat]
+                report.connected, report.name, report.version = (
+                    True, launcher.name, launcher.version)
+                referee.in_process[seat] = launcher.policy
+                if len(referee.connections) + len(referee.in_process) == spec.players:
+                    referee.all_connected.set()
+            elif launcher is None:
+                print(f"seat {seat}: ARENA_ADDRESS={listen} ARENA_TOKEN={tokens[seat]}",
+                      flush=True)
+            else:
+                referee.processes[seat] = launcher(env, socket_dir)
+                processes.append(referee.processes[seat])
+        loop = _MatchLoop(spec, referee, log)
+        outcome = await loop.run(started, on_progress)
+        if log:
+            log.close()
+        return outcome
+    except BaseException:
+        if log:
+            log.abandon()
+        raise
+    finally:
+        for connection in referee.connections.values():
+            connection.finished.set()
+        for process in processes:
+            process.kill()
+        await server.stop(grace=0.5)
+        shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+class _MatchLoop:
+    def __init__(self, spec: MatchSpec, referee: _Referee, log: MatchLogWriter | None
+                 ) -> None:
+        self.spec = spec
+        self.referee = referee
+        self.log = log
+        self.processes = referee.processes
+        self.reports = referee.reports
+        self.match = Match(spec.players, random.Random(deck_seed(spec.seed)), spec.options)
+        # Everything a bot is told, in order: engine events and faults.
+        self.timeline: list[ev.Event | Fault] = []
+        self.synced = 0
+        self.cursors = [0] * spec.players
+        self.public_wire: dict[int, pb.Event] = {}
+        self.time_bank = [spec.limits.time_bank] * spec.players
+        self.autopilots = [GreedyPolicy(seat_seed(spec.seed, seat))
+                           for seat in range(spec.players)]
+        self.request_id = 0
+        self.decisions = 0
+
+    # -- bookkeeping ---------------------------------------------------------------------
+
+    def _sync_events(self) -> None:
+        events = self.match.events
+        new = events[self.synced:]
+        self.synced = len(events)
+        self.timeline.extend(new)
+        if self.log:
+            for event in new:
+                self.log.event(event)
+
+    def _fault(self, seat: int, kind: FaultKind, reason: str) -> None:
+        report = self.reports[seat]
+        if report.disqualified:
+            return
+        disqualify = kind in DISQUALIFYING
+        if not disqualify:
+            report.strikes += 1
+        fault = Fault(seat, kind, reason, report.strikes, disqualify)
+        self._record_fault(report, fault)
+        if not disqualify and report.strikes >= self.spec.limits.strike_limit:
+            self._record_fault(report, Fault(
+                seat, FaultKind.STRIKE_LIMIT,
+                f"reached the strike limit of {self.spec.limits.strike_limit}",
+                report.strikes, True))
+
+    def _record_fault(self, report: SeatReport, fault: Fault) -> None:
+        report.faults.append(fault)
+        report.disqualified = report.disqualified or fault.disqualified
+        self.timeline.append(fault)
+        if self.log:
+            self.log.write({"type": "fault", **fault.to_record()})
+
+    def _wire_events(self, seat: int) -> list[pb.Event]:
+        timeline, start = self.timeline, self.cursors[seat]
+        self.cursors[seat] = len(timeline)
+        out = []
+        for index in range(start, len(timeline)):
+            item = timeline[index]
+            if isinstance(item, Fault):
+                out.append(pb.Event(fault=pb.Fault(
+                    seat=item.seat, kind=int(item.kind),  # type: ignore[arg-type]
+                    reason=item.reason,
+                    strikes=item.strikes, disqualified=item.disqualified)))
+                continue
+            seen = ev.seen_by(item, seat)
+            if seen is item:  # public: convert once for every seat
+                wire = self.public_wire.get(index)
+                if wire is None:
+                    wire = self.public_wire[index] = event_message(item)
+                out.append(wire)
+            else:
+                out.append(event_message(seen))
+        return out
+
+    # -- the match -----------------------------------------------------------------------
+
+    async def run(self, started: float, on_progress: Any) -> MatchOutcome:
+        spec, referee = self.spec, self.referee
+        if self.log:
+            self.log.write({
+                "type": "header", "format": LOG_FORMAT, "match_id": spec.match_id,
+                "seed": spec.seed, "players": spec.players,
+                "protocol_version": int(PROTOCOL_VERSION),
+                "rules": spec.options.to_dict(), "limits": spec.limits.to_record(),
+            })
+        await self._wait_for_hellos()
+        if self.log:
+            self.log.write({"type": "seats", "seats": [
+                {"seat": r.seat, "name": r.name, "version": r.version, "connected": r.connected}
+                for r in self.reports]})
+        players = [pb.Player(seat=r.seat, name=r.name, version=r.version)
+                   for r in self.reports]
+        self._sync_events()
+        for seat, connection in referee.connections.items():
+            start = pb.MatchStart(
+                match_id=spec.match_id, seat=seat, players=players,
+                rules=rules_message(spec.options),
+                limits=pb.Limits(
+                    decision_deadline_ms=int(spec.limits.decision_deadline * 1000),
+                    time_bank_ms=int(spec.limits.time_bank * 1000),
+                    strike_limit=spec.limits.strike_limit),
+                seed=seat_seed(spec.seed, seat), protocol_version=PROTOCOL_VERSION)
+            if not await connection.send(pb.PlayResponse(match_start=start)):
+                self._fault(seat, FaultKind.DISCONNECTED, "stream closed before match start")
+        match = self.match
+        while not match.is_over:
+            seat = match.current_seat
+            observation = match.observation(seat)
+            legal = match.legal_actions()
+            source = "bot"
+            latency = 0.0
+            in_process = referee.in_process.get(seat)
+            if in_process is not None:
+                action, source = in_process.decide(observation, legal), "in-process"
+            elif self.reports[seat].disqualified:
+                action, source = self.autopilots[seat].decide(observation, legal), "autopilot"
+            else:
+                answer, latency = await self._ask(seat, observation, legal)
+                if answer is None:
+                    action = default_action(observation)
+                    source = "autopilot" if self.reports[seat].disqualified else "default"
+                else:
+                    action = answer
+            match.apply(action)
+            self.decisions += 1
+            if self.log:
+                self.log.write({"type": "decision", "seat": seat, "request": self.request_id,
+                                "action": action, "name": action_name(action),
+                                "source": source, "latency_ms": round(latency * 1000, 3)})
+            self._sync_events()
+            if on_progress is not None and isinstance(match.events[-1], ev.RoundEnded):
+                on_progress(match)
+        final_places = places(match.scores, spec.options.alternative_scoring,
+                              [r.seat for r in self.reports if r.disqualified])
+        await self._finish(final_places)
+        outcome = MatchOutcome(
+            spec.match_id, spec.seed, tuple(match.scores), final_places, match.rounds_played,
+            match.round_limit_reached, tuple(self.reports), self.decisions,
+            time.perf_counter() - started, spec.log_path)
+        if self.log:
+            self.log.write({"type": "result", "scores": list(outcome.scores),
+                            "places": list(outcome.places),
+                            "disqualified": list(outcome.disqualified),
+                            "rounds": outcome.rounds,
+                            "round_limit_reached": outcome.round_limit_reached,
+                            "decisions": outcome.decisions})
+        return outcome
+
+    async def _wait_for_hellos(self) -> None:
+        referee = self.referee
+        deadline = time.perf_counter() + self.spec.limits.hello_timeout
+        while not referee.all_connected.is_set():
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                break
+            # Stop waiting early when every missing bot has already exited.
+            missing = [s for s in range(self.spec.players)
+                       if s not in referee.connections and s not in referee.in_process]
+            if all(s in self.processes and self.processes[s].poll() is not None
+                   for s in missing):
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(referee.all_connected.wait(), min(remaining, 0.05))
+        for seat in range(self.spec.players):
+            if seat not in referee.connections and seat not in referee.in_process:
+                exited = seat in self.processes and self.processes[seat].poll() is not None
+                reason = ("the bot exited before saying hello" if exited else
+                          f"no valid hello within {self.spec.limits.hello_timeout:g} s")
+                self._fault(seat, FaultKind.NO_HELLO, reason)
+
+    def _strike_stale(self, seat: int, connection: _Connection) -> bool:
+        """Strike every answer that arrived while no request was pending (out of turn)."""
+        inbox = connection.inbox
+        while not inbox.empty():
+            _, message = inbox.get_nowait()
+            if message is _DISCONNECTED:
+                self._fault(seat, FaultKind.DISCONNECTED, "the bot closed its stream")
+                return False
+            self._fault(seat, FaultKind.OUT_OF_TURN, "a message arrived while no decision "
+                        "was asked of this seat")
+        return not self.reports[seat].disqualified
+
+    async def _ask(self, seat: int, observation: Any, legal: list[Action]
+                   ) -> tuple[Action | None, float]:
+        connection = self.referee.connections[seat]
+        asked = self.reports[seat].asked
+        kind = observation.decision.name
+        asked[kind] = asked.get(kind, 0) + 1
+        if not self._strike_stale(seat, connection):
+            return None, 0.0
+        limits = self.spec.limits
+        self.request_id += 1
+        request_id = self.request_id
+        message = pb.PlayResponse(
+            events=self._wire_events(seat),
+            decision_request=decision_request(
+                request_id, observation, legal, int(limits.decision_deadline * 1000),
+                int(self.time_bank[seat] * 1000)))
+        sent = time.perf_counter()
+        if not await connection.send(message):
+            self._fault(seat, FaultKind.DISCONNECTED, "the stream broke")
+            return None, 0.0
+        report = self.reports[seat]
+        give_up = sent + limits.decision_deadline + self.time_bank[seat]
+        while True:
+            try:
+                arrived, reply = await asyncio.wait_for(
+                    connection.inbox.get(), max(0.0, give_up - time.perf_counter()))
+            except TimeoutError:
+                self.time_bank[seat] = 0.0
+                self._fault(seat, FaultKind.TIMEOUT, f"no answer to request {request_id} "
+                            f"within the deadline and time bank")
+                return None, time.perf_counter() - sent
+            latency = arrived - sent
+            if reply is _DISCONNECTED:
+                process_note = ""
+                if seat in self.processes:
+                    code = self.processes[seat].poll()
+                    if code is not None:
+                        process_note = f" (process exited with code {code})"
+                self._fault(seat, FaultKind.DISCONNECTED, "the bot closed its stream"
+                            + process_note)
+                return None, latency
+            if not reply.HasField("decision"):
+                self._fault(seat, FaultKind.MALFORMED, "expected a decision message")
+                if report.disqualified:
+                    return None, latency
+                continue
+            decision = reply.decision
+            if decision.request_id != request_id:
+                self._fault(seat, FaultKind.OUT_OF_TURN,
+                            f"answered request {decision.request_id}, pending is {request_id}")
+                if report.disqualified:
+                    return None, latency
+                continue
+            if latency > limits.decision_deadline:
+                self.time_bank[seat] = max(
+                    0.0, self.time_bank[seat] - (latency - limits.decision_deadline))
+            report.decisions += 1
+            report.think_seconds += latency
+            action = self._read_action(seat, decision, legal)
+            return action, latency
+
+    def _read_action(self, seat: int, decision: pb.Decision, legal: list[Action]
+                     ) -> Action | None:
+        choice = decision.WhichOneof("choice")
+        if choice == "action_index":
+            if decision.action_index < len(legal):
+                return legal[decision.action_index]
+            self._fault(seat, FaultKind.ILLEGAL_ACTION,
+                        f"action index {decision.action_index} out of range 0..{len(legal) - 1}")
+            return None
+        if choice == "action":
+            try:
+                action = action_from_message(decision.action)
+            except ProtocolError as error:
+                self._fault(seat, FaultKind.ILLEGAL_ACTION, str(error))
+                return None
+            if action in legal or (action < 128 and (action ^ UNO_CALL) in legal):
+                return action
+            self._fault(seat, FaultKind.ILLEGAL_ACTION,
+                        f"{action_name(action)} is not among the legal actions")
+            return None
+        self._fault(seat, FaultKind.MALFORMED, "a decision with no action")
+        return None
+
+    async def _finish(self, final_places: tuple[int, ...]) -> None:
+        match = self.match
+        end = pb.MatchEnd(scores=match.scores, places=final_places,
+                          disqualified=[r.seat for r in self.reports if r.disqualified],
+                          rounds=match.rounds_played,
+                          round_limit_reached=match.round_limit_reached)
+        for seat, connection in self.referee.connections.items():
+            if connection.alive:
+                await connection.send(pb.PlayResponse(events=self._wire_events(seat),
+                                                      match_end=end))
+            connection.finished.set()

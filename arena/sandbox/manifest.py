@@ -1,0 +1,81 @@
+"""``bot.toml``: what a bot folder declares about itself."""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+LANGUAGES = ("python", "javascript", "cpp", "stdio-json", "other")
+
+
+class ManifestError(ValueError):
+    """A bot folder or manifest a user must fix; the message names the file and field."""
+
+
+@dataclass(frozen=True)
+class BotManifest:
+    folder: Path
+    name: str
+    version: str
+    language: str
+    run: tuple[str, ...]
+    author: str = ""
+    build: tuple[str, ...] = ()
+    protocol: str = "grpc"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} {self.version}"
+
+    def content_hash(self) -> str:
+        """A hash of every file in the folder, so a changed bot is a new version."""
+        digest = hashlib.sha256()
+        for path in sorted(p for p in self.folder.rglob("*") if p.is_file()):
+            relative = path.relative_to(self.folder).as_posix()
+            if "__pycache__" in relative or relative.startswith("node_modules/"):
+                continue
+            digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
+        return digest.hexdigest()[:16]
+
+
+def _argv(data: dict[str, object], key: str, where: str, required: bool) -> tuple[str, ...]:
+    value = data.get(key)
+    if value is None:
+        if required:
+            raise ManifestError(f"{where}: missing field '{key}' (a list of strings, e.g. "
+                                "[\"python3\", \"bot.py\"])")
+        return ()
+    if not (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
+        raise ManifestError(f"{where}: field '{key}' must be a non-empty list of strings")
+    return tuple(value)
+
+
+def load_manifest(folder: Path | str) -> BotManifest:
+    """Read and check ``folder/bot.toml``."""
+    folder = Path(folder).resolve()
+    path = folder / "bot.toml"
+    if not folder.is_dir():
+        raise ManifestError(f"{folder}: no such bot folder")
+    if not path.is_file():
+        raise ManifestError(f"{path}: missing; a bot folder needs a bot.toml manifest")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise ManifestError(f"{path}: not valid TOML: {error}") from None
+    for key in ("name", "version", "language"):
+        if not isinstance(data.get(key), str) or not data[key]:
+            raise ManifestError(f"{path}: field '{key}' must be a non-empty string")
+    if data["language"] not in LANGUAGES:
+        raise ManifestError(f"{path}: field 'language' is {data['language']!r}; "
+                            f"expected one of {', '.join(LANGUAGES)}")
+    protocol = data.get("protocol", "grpc")
+    if protocol not in ("grpc", "stdio-json"):
+        raise ManifestError(f"{path}: field 'protocol' must be \"grpc\" or \"stdio-json\"")
+    return BotManifest(
+        folder=folder, name=data["name"], version=data["version"],
+        language=data["language"], run=_argv(data, "run", str(path), True),
+        author=str(data.get("author", "")), build=_argv(data, "build", str(path), False),
+        protocol=str(protocol),
+    )

@@ -1,0 +1,86 @@
+"""The plain launcher: a bot in its own process group, no isolation beyond that.
+
+Its output goes to per-bot log files with a size cap; the whole group is killed at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import IO
+
+from arena.sandbox.manifest import BotManifest
+
+OUTPUT_CAP_BYTES = 1024 * 1024
+
+
+def _copy_capped(source: IO[bytes], target: Path, cap: int) -> None:
+    """Copy a pipe to a file, keeping the first ``cap`` bytes and draining the rest."""
+    written = 0
+    with open(target, "wb") as out:
+        while chunk := source.read(65536):
+            if written < cap:
+                keep = chunk[: cap - written]
+                out.write(keep)
+                written += len(keep)
+                if written >= cap:
+                    out.write(b"\n[output truncated by the referee]\n")
+                    out.flush()
+    source.close()
+
+
+def resolve_command(manifest: BotManifest) -> list[str]:
+    """The run command; ``python``/``python3`` mean the referee's own interpreter, so a
+    Python bot finds the ``arena`` SDK wherever the platform is installed."""
+    argv = list(manifest.run)
+    if argv[0] in ("python", "python3"):
+        argv[0] = sys.executable
+    return argv
+
+
+class PlainProcess:
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], log_dir: Path,
+                 label: str, output_cap: int = OUTPUT_CAP_BYTES) -> None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.popen = subprocess.Popen(
+            argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True)
+        self.pgid = self.popen.pid
+        self._threads = [
+            threading.Thread(target=_copy_capped, daemon=True,
+                             args=(stream, log_dir / f"{label}.{name}.log", output_cap))
+            for name, stream in (("stdout", self.popen.stdout), ("stderr", self.popen.stderr))
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pgid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.popen.wait(timeout=5)
+        for thread in self._threads:
+            thread.join(timeout=2)
+
+
+class PlainLauncher:
+    """Start a bot from its manifest as a plain process group."""
+
+    def __init__(self, manifest: BotManifest, log_dir: Path, label: str) -> None:
+        self.manifest = manifest
+        self.log_dir = log_dir
+        self.label = label
+
+    def __call__(self, env: dict[str, str], socket_dir: Path) -> PlainProcess:
+        full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp",
+                    "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", **env}
+        return PlainProcess(resolve_command(self.manifest), self.manifest.folder, full_env,
+                            self.log_dir, self.label)
