@@ -284,6 +284,8 @@ class _MatchLoop:
                            for seat in range(spec.players)]
         self.request_id = 0
         self.decisions = 0
+        # Requests that timed out: a late answer to one is dropped, not struck twice.
+        self.expired: list[set[int]] = [set() for _ in range(spec.players)]
 
     # -- bookkeeping ---------------------------------------------------------------------
 
@@ -434,6 +436,9 @@ class _MatchLoop:
                 exited = seat in self.processes and self.processes[seat].poll() is not None
                 reason = ("the bot exited before saying hello" if exited else
                           f"no valid hello within {self.spec.limits.hello_timeout:g} s")
+                if referee.refused:
+                    reason += (f"; {len(referee.refused)} connection(s) refused for an unknown"
+                               " or used token")
                 self._fault(seat, FaultKind.NO_HELLO, reason)
 
     def _strike_stale(self, seat: int, connection: _Connection) -> bool:
@@ -444,6 +449,8 @@ class _MatchLoop:
             if message is _DISCONNECTED:
                 self._fault(seat, FaultKind.DISCONNECTED, "the bot closed its stream")
                 return False
+            if self._is_late_answer(seat, message):
+                continue
             self._fault(seat, FaultKind.OUT_OF_TURN, "a message arrived while no decision "
                         "was asked of this seat")
         return not self.reports[seat].disqualified
@@ -476,6 +483,7 @@ class _MatchLoop:
                     connection.inbox.get(), max(0.0, give_up - time.perf_counter()))
             except TimeoutError:
                 self.time_bank[seat] = 0.0
+                self.expired[seat].add(request_id)
                 self._fault(seat, FaultKind.TIMEOUT, f"no answer to request {request_id} "
                             f"within the deadline and time bank")
                 return None, time.perf_counter() - sent
@@ -495,6 +503,8 @@ class _MatchLoop:
                     return None, latency
                 continue
             decision = reply.decision
+            if self._is_late_answer(seat, reply):
+                continue
             if decision.request_id != request_id:
                 self._fault(seat, FaultKind.OUT_OF_TURN,
                             f"answered request {decision.request_id}, pending is {request_id}")
@@ -508,6 +518,16 @@ class _MatchLoop:
             report.think_seconds += latency
             action = self._read_action(seat, decision, legal)
             return action, latency
+
+    def _is_late_answer(self, seat: int, message: Any) -> bool:
+        """A late answer to a request that already timed out: logged and dropped."""
+        if message.HasField("decision") and message.decision.request_id in self.expired[seat]:
+            self.expired[seat].discard(message.decision.request_id)
+            if self.log:
+                self.log.write({"type": "late_answer", "seat": seat,
+                                "request": message.decision.request_id})
+            return True
+        return False
 
     def _read_action(self, seat: int, decision: pb.Decision, legal: list[Action]
                      ) -> Action | None:

@@ -22,6 +22,7 @@ from arena.rules.actions import (
     Action,
     DecisionKind,
     action_name,
+    is_valid_action_code,
 )
 from arena.rules.cards import (
     CARD_COLOUR,
@@ -207,8 +208,8 @@ class Round:
     def apply(self, action: Action) -> None:
         if not self.is_legal(action):
             raise IllegalActionError(
-                f"{action_name(action) if 0 <= action < 136 else action} is not legal for seat "
-                f"{self.current} at {self.decision!r}; legal: "
+                f"{action_name(action) if is_valid_action_code(action) else action} is not legal "
+                f"for seat {self.current} at {self.decision!r}; legal: "
                 f"{', '.join(action_name(a) for a in self.legal_actions())}"
             )
         seat = self.current

@@ -1,0 +1,40 @@
+"""A raw protocol client for misbehaving test bots: full control over what is sent."""
+
+from __future__ import annotations
+
+import os
+import queue
+from collections.abc import Iterator
+
+import grpc
+
+from arena.protocol import pb, pb_grpc
+
+
+class RawBot:
+    def __init__(self, token: str | None = None) -> None:
+        self.outbox: queue.SimpleQueue[pb.PlayRequest | None] = queue.SimpleQueue()
+        self.channel = grpc.insecure_channel(os.environ["ARENA_ADDRESS"])
+        self.token = os.environ["ARENA_TOKEN"] if token is None else token
+
+    def _outgoing(self) -> Iterator[pb.PlayRequest]:
+        while (message := self.outbox.get()) is not None:
+            yield message
+
+    def send(self, message: pb.PlayRequest) -> None:
+        self.outbox.put(message)
+
+    def hello(self) -> None:
+        self.send(pb.PlayRequest(hello=pb.Hello(token=self.token, bot_name="raw",
+                                                bot_version="0", protocol_version=1)))
+
+    def answer(self, request_id: int, index: int = 0) -> None:
+        self.send(pb.PlayRequest(decision=pb.Decision(request_id=request_id,
+                                                      action_index=index)))
+
+    def responses(self) -> Iterator[pb.PlayResponse]:
+        return iter(pb_grpc.RefereeServiceStub(self.channel).Play(self._outgoing()))
+
+    def close(self) -> None:
+        self.outbox.put(None)
+        self.channel.close()

@@ -1,0 +1,95 @@
+"""``arena check``, ``arena play`` and ``arena replay`` as a user runs them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import BOTS, SAMPLES
+
+
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("bot", ["random", "greedy", "strategist"])
+def test_check_passes_the_sample_bots(tmp_path: Path, bot: str) -> None:
+    result = arena("check", str(SAMPLES / bot), "--logs", str(tmp_path), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    for kind in ("play or draw", "play drawn or keep", "choose colour",
+                 "challenge or accept"):
+        assert f"PASS answers {kind}: asked" in result.stdout
+    assert "all checks passed" in result.stdout
+
+
+def test_check_fails_a_broken_bot_with_a_useful_message(tmp_path: Path) -> None:
+    bot = tmp_path / "broken"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('name = "broken"\nversion = "1"\nlanguage = "python"\n'
+                                  'run = ["python3", "bot.py"]\n')
+    (bot / "bot.py").write_text("import sys\nprint('boom: missing model file', file=sys.stderr)\n"
+                                "sys.exit(1)\n")
+    result = arena("check", str(bot), "--logs", str(tmp_path / "logs"), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "FAIL connects and says hello: the bot exited before saying hello" in result.stdout
+    assert "see the bot's output in" in result.stdout
+    stderr_logs = list((tmp_path / "logs").glob("*stderr.log"))
+    assert any("boom: missing model file" in p.read_text() for p in stderr_logs)
+
+
+def test_check_fails_an_illegal_bot(tmp_path: Path) -> None:
+    bot = tmp_path / "illegal"
+    bot.mkdir()
+    (bot / "bot.toml").write_text(
+        f'name = "illegal"\nversion = "1"\nlanguage = "python"\n'
+        f'run = ["python3", "{BOTS / "misbehave.py"}", "illegal"]\n')
+    (bot / "rawbot.py").write_text((BOTS / "rawbot.py").read_text())
+    result = arena("check", str(bot), "--logs", str(tmp_path / "logs"), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "FAIL plays only legal actions: action index 999 out of range" in result.stdout
+
+
+def test_bad_manifest_is_a_clear_error(tmp_path: Path) -> None:
+    bot = tmp_path / "bad"
+    bot.mkdir()
+    (bot / "bot.toml").write_text('name = "bad"\nversion = "1"\nlanguage = "cobol"\nrun = []\n')
+    result = arena("play", str(bot), str(SAMPLES / "random"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "bot.toml: field 'language' is 'cobol'" in result.stderr
+
+
+def test_play_then_replay(tmp_path: Path) -> None:
+    result = arena("play", str(SAMPLES / "strategist"), str(SAMPLES / "random"),
+                   "--matches", "2", "--logs", str(tmp_path / "logs"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "strategist 1.0" in result.stdout and "decisions/s" in result.stdout
+    logs = sorted((tmp_path / "logs").glob("*.jsonl.gz"))
+    assert len(logs) == 2
+    shown = arena("replay", str(logs[0]), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stdout
+    assert "replay agrees with the log" in shown.stdout
+    assert "first card:" in shown.stdout and "deals first" in shown.stdout
+
+
+def test_replay_detects_a_tampered_log(tmp_path: Path) -> None:
+    import gzip
+    import json
+
+    result = arena("play", str(SAMPLES / "greedy"), str(SAMPLES / "random"), "--matches", "1",
+                   "--logs", str(tmp_path / "logs"), cwd=tmp_path)
+    assert result.returncode == 0
+    log = next((tmp_path / "logs").glob("*.jsonl.gz"))
+    with gzip.open(log, "rt") as source:
+        lines = [json.loads(line) for line in source]
+    for line in lines:
+        if line["type"] == "result":
+            line["scores"] = [s + 1 for s in line["scores"]]
+    with gzip.open(log, "wt") as out:
+        out.writelines(json.dumps(line) + "\n" for line in lines)
+    shown = arena("replay", "--quiet", str(log), cwd=tmp_path)
+    assert shown.returncode == 1
+    assert "final scores: logged" in shown.stdout

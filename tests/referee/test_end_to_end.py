@@ -1,0 +1,42 @@
+"""Sample bots as real processes play full matches to 500 over the referee; the results
+equal the in-process runner's for the same seed and policies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.bots.policies import POLICIES
+from arena.bots.runner import play_match
+from arena.referee.match import Limits
+from arena.referee.replay import replay
+
+from .conftest import Tracker, play, sample
+
+TABLES = {
+    2: ["strategist", "random"],
+    4: ["greedy", "strategist", "random", "greedy"],
+    10: ["random", "greedy", "strategist"] * 3 + ["strategist"],
+}
+
+
+@pytest.mark.parametrize("players", sorted(TABLES))
+def test_real_processes_match_the_in_process_runner(tracker: Tracker, tmp_path: Path,
+                                                    players: int) -> None:
+    names = TABLES[players]
+    log = tmp_path / "match.jsonl.gz"
+    seats = [tracker.seat(sample(name), f"seat{seat}") for seat, name in enumerate(names)]
+    outcome = play(seats, seed=42, log=log,
+                   limits=Limits(decision_deadline=5.0, time_bank=30.0, hello_timeout=20.0))
+    expected = play_match([POLICIES[name] for name in names], 42, build=True)
+    assert all(not report.faults for report in outcome.seats)
+    assert outcome.scores == expected.scores
+    assert outcome.places == expected.places
+    assert outcome.rounds == expected.rounds
+    assert outcome.decisions == expected.decisions
+    assert max(outcome.scores) >= 500
+    assert [report.name for report in outcome.seats] == names
+    # The log replays through the engine to the same state.
+    assert replay(log).match.scores == list(outcome.scores)
+    tracker.assert_none_left()

@@ -1,0 +1,83 @@
+"""The referee under misbehaving bots (RULES.md §20).
+
+Every case: the match completes, the fault is recorded with its reason (in the outcome and
+the log), the well-behaved opponent is unaffected, and no bot process is left behind.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.referee.faults import FaultKind
+from arena.referee.log import read_log
+from arena.referee.match import Limits
+from arena.referee.replay import replay
+from arena.rules.options import RuleOptions
+
+from .conftest import Tracker, misbehaving, play, sample
+
+SHORT = RuleOptions(target_score=150)
+PATIENT = Limits(decision_deadline=2.0, time_bank=10.0, hello_timeout=3.0)
+
+# (mode, the fault kind expected, words in its reason, disqualified?)
+CASES = [
+    ("crash-at-start", FaultKind.NO_HELLO, "exited before saying hello", True),
+    ("no-hello", FaultKind.NO_HELLO, "no valid hello", True),
+    ("wrong-token", FaultKind.NO_HELLO, "unknown or used token", True),
+    ("garbage-bytes", FaultKind.NO_HELLO, "hello", True),
+    ("illegal", FaultKind.ILLEGAL_ACTION, "out of range", False),
+    ("stale", FaultKind.OUT_OF_TURN, "pending is", False),
+    ("out-of-turn", FaultKind.OUT_OF_TURN, "no decision was asked", False),
+    ("malformed", FaultKind.MALFORMED, "expected a decision", False),
+    ("disconnect", FaultKind.DISCONNECTED, "closed its stream", True),
+    ("exit-early", FaultKind.DISCONNECTED, "closed its stream", True),
+]
+
+
+@pytest.mark.parametrize(("mode", "kind", "reason", "disqualified"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_fault_is_contained(tracker: Tracker, tmp_path: Path, mode: str, kind: FaultKind,
+                            reason: str, disqualified: bool) -> None:
+    log = tmp_path / "match.jsonl.gz"
+    outcome = play([tracker.seat(misbehaving(mode), "bad"),
+                    tracker.seat(sample("greedy"), "good")],
+                   seed=5, log=log, options=SHORT, limits=PATIENT)
+    bad, good = outcome.seats
+    assert [f.kind for f in bad.faults][:1] == [kind], bad.faults
+    assert reason in bad.faults[0].reason
+    assert bad.disqualified is disqualified
+    assert good.faults == [] and not good.disqualified
+    assert max(outcome.scores) >= SHORT.target_score or outcome.round_limit_reached
+    if disqualified:
+        assert outcome.places == (2, 1), "a disqualified bot is ranked last (§20)"
+    # The log records the fault with its reason and still replays to the same state.
+    faults = [r for r in read_log(log) if r["type"] == "fault"]
+    assert faults and faults[0]["kind"] == kind.name.lower() and reason in faults[0]["reason"]
+    assert replay(log).match.scores == list(outcome.scores)
+    tracker.assert_none_left()
+
+
+def test_late_answer_gets_a_strike_and_the_default_action(tracker: Tracker) -> None:
+    outcome = play([tracker.seat(misbehaving("late"), "late"),
+                    tracker.seat(sample("greedy"), "good")],
+                   seed=3, options=SHORT,
+                   limits=Limits(decision_deadline=0.5, time_bank=0.1, hello_timeout=3.0))
+    late, good = outcome.seats
+    assert [f.kind for f in late.faults] == [FaultKind.TIMEOUT]
+    assert late.strikes == 1 and not late.disqualified
+    assert good.faults == []
+    tracker.assert_none_left()
+
+
+def test_strike_limit_disqualifies_and_autopilot_finishes(tracker: Tracker) -> None:
+    outcome = play([tracker.seat(sample("random"), "a"),
+                    tracker.seat(misbehaving("illegal"), "b")],
+                   seed=11, options=SHORT,
+                   limits=Limits(decision_deadline=2.0, time_bank=10.0, strike_limit=1,
+                                 hello_timeout=3.0))
+    bad = outcome.seats[1]
+    assert [f.kind for f in bad.faults] == [FaultKind.ILLEGAL_ACTION, FaultKind.STRIKE_LIMIT]
+    assert bad.disqualified and outcome.places[1] == 2
+    tracker.assert_none_left()
