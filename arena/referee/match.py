@@ -9,6 +9,7 @@ for the answer within the deadline and the seat's time bank; faults follow RULES
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import os
 import random
@@ -110,6 +111,9 @@ class MatchOutcome:
     seats: tuple[SeatReport, ...]
     decisions: int
     seconds: float
+    """Wall time of the whole match, bot start-up included."""
+    play_seconds: float
+    """Wall time from match start to match end (start-up excluded)."""
     log_path: Path | None
 
     @property
@@ -120,13 +124,54 @@ class MatchOutcome:
 _DISCONNECTED = object()
 
 
+class _Inbox:
+    """Messages from one bot with their arrival time; cheaper than a Queue + wait_for on
+    the per-decision hot path (one future, one timer, no extra task)."""
+
+    def __init__(self) -> None:
+        self.backlog: collections.deque[tuple[float, Any]] = collections.deque()
+        self.waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, item: tuple[float, Any]) -> None:
+        self.backlog.append(item)
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def empty(self) -> bool:
+        return not self.backlog
+
+    def get_nowait(self) -> tuple[float, Any]:
+        return self.backlog.popleft()
+
+    async def get(self, timeout: float) -> tuple[float, Any]:
+        """The next message; TimeoutError after ``timeout`` seconds."""
+        if not self.backlog:
+            loop = asyncio.get_running_loop()
+            waiter = self.waiter = loop.create_future()
+            timer = loop.call_later(timeout, _expire, waiter)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                self.waiter = None
+            if not self.backlog:
+                raise TimeoutError
+        return self.backlog.popleft()
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class _Connection:
     """One bot's stream, seen from the match loop."""
 
     def __init__(self, context: grpc.aio.ServicerContext, hello: pb.Hello) -> None:
         self.context = context
         self.hello = hello
-        self.inbox: asyncio.Queue[tuple[float, Any]] = asyncio.Queue()
+        self.inbox = _Inbox()
         self.finished = asyncio.Event()
         self.alive = True
 
@@ -373,6 +418,7 @@ class _MatchLoop:
             if not await connection.send(pb.PlayResponse(match_start=start)):
                 self._fault(seat, FaultKind.DISCONNECTED, "stream closed before match start")
         match = self.match
+        play_started = time.perf_counter()
         while not match.is_over:
             seat = match.current_seat
             observation = match.observation(seat)
@@ -406,7 +452,7 @@ class _MatchLoop:
         outcome = MatchOutcome(
             spec.match_id, spec.seed, tuple(match.scores), final_places, match.rounds_played,
             match.round_limit_reached, tuple(self.reports), self.decisions,
-            time.perf_counter() - started, spec.log_path)
+            time.perf_counter() - started, time.perf_counter() - play_started, spec.log_path)
         if self.log:
             self.log.write({"type": "result", "scores": list(outcome.scores),
                             "places": list(outcome.places),
@@ -479,8 +525,8 @@ class _MatchLoop:
         give_up = sent + limits.decision_deadline + self.time_bank[seat]
         while True:
             try:
-                arrived, reply = await asyncio.wait_for(
-                    connection.inbox.get(), max(0.0, give_up - time.perf_counter()))
+                arrived, reply = await connection.inbox.get(
+                    max(0.0, give_up - time.perf_counter()))
             except TimeoutError:
                 self.time_bank[seat] = 0.0
                 self.expired[seat].add(request_id)

@@ -1,0 +1,176 @@
+"""What the referee adds over its transport.
+
+In one run, measured side by side:
+
+1. a full 2-player match to 500 between two Python sample bots (strategist, greedy) as real
+   processes over the referee: wall time per decision, start-up excluded;
+2. a bare gRPC ping-pong over the same transport (grpc.aio server on a Unix socket, a
+   separate Python client process with the SDK's streaming loop), replaying the same
+   message sizes: the referee's decision requests one way, the bot's decisions the other;
+3. the ratio (target <= 1.3), seconds per match to 500, and the split of a decision's
+   time into transport, bot (policy + SDK conversions), and referee + engine.
+
+Run: ``python -m benchmarks.referee [--matches N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import grpc
+
+from arena.bots.policies import POLICIES
+from arena.bots.runner import deck_seed, play_match
+from arena.protocol import pb, pb_grpc
+from arena.protocol.convert import decision_request, event_messages
+from arena.referee.log import read_log
+from arena.referee.match import Limits, MatchSpec, run_match
+from arena.rules import Match
+from arena.sandbox import PlainLauncher, load_manifest
+
+ROOT = Path(__file__).resolve().parents[1]
+BOTS = ("strategist", "greedy")
+
+CLIENT = textwrap.dedent('''
+    import queue, sys, time, grpc
+    from arena.protocol import pb, pb_grpc
+    address, rounds, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    outbox = queue.SimpleQueue()
+    def outgoing():
+        while (m := outbox.get()) is not None:
+            yield m
+    answer = pb.PlayRequest(decision=pb.Decision(request_id=1, action_index=size % 3))
+    channel = grpc.insecure_channel(address)
+    stream = pb_grpc.RefereeServiceStub(channel).Play(outgoing())
+    outbox.put(answer)
+    for response in stream:
+        if response.WhichOneof("message") == "match_end":
+            break
+        outbox.put(answer)
+    outbox.put(None)
+''')
+
+
+async def ping_pong(requests: list[pb.PlayResponse]) -> float:
+    """Seconds per round trip for a stream replaying ``requests``."""
+    folder = Path(tempfile.mkdtemp(prefix="arena-bench-"))
+    address = f"unix:{folder / 'pp.sock'}"
+    timings: list[float] = []
+
+    class Echo(pb_grpc.RefereeServiceServicer):
+        async def Play(self, request_iterator: object, context: grpc.aio.ServicerContext
+                       ) -> None:
+            await context.read()  # the client's first message
+            started = time.perf_counter()
+            for message in requests:
+                await context.write(message)
+                await context.read()
+            timings.append((time.perf_counter() - started) / len(requests))
+            await context.write(pb.PlayResponse(match_end=pb.MatchEnd()))
+
+    server = grpc.aio.server()
+    pb_grpc.add_RefereeServiceServicer_to_server(Echo(), server)  # type: ignore[no-untyped-call]
+    server.add_insecure_port(address)
+    await server.start()
+    client = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", CLIENT, address, str(len(requests)), "0")
+    await client.wait()
+    await server.stop(grace=None)
+    return timings[0]
+
+
+def referee_match(seed: int, logs: Path) -> tuple[float, float, int, list[pb.PlayResponse]]:
+    """(seconds per decision, seconds per match, decisions, the requests sent)."""
+    manifests = [load_manifest(ROOT / "sample_bots" / "python" / name) for name in BOTS]
+    seats = [PlainLauncher(m, logs, f"seat{s}") for s, m in enumerate(manifests)]
+    log = logs / f"match-{seed}.jsonl.gz"
+    spec = MatchSpec(f"bench-{seed}", seed, 2, limits=Limits(5.0, 60.0), log_path=log)
+    outcome = asyncio.run(run_match(spec, list(seats)))
+    # Rebuild the decision requests the referee sent, for the ping-pong's message sizes.
+    match = Match(2, random.Random(deck_seed(seed)))
+    requests: list[pb.PlayResponse] = []
+    cursor = [0, 0]
+    for record in read_log(log):
+        if record["type"] == "decision":
+            seat = match.current_seat
+            events = event_messages(match.events[cursor[seat]:], seat)
+            cursor[seat] = len(match.events)
+            requests.append(pb.PlayResponse(events=events, decision_request=decision_request(
+                len(requests), match.observation(seat), match.legal_actions(), 1000, 10000)))
+            match.apply(record["action"])
+    return (outcome.play_seconds / outcome.decisions, outcome.seconds, outcome.decisions,
+            requests)
+
+
+def in_process(seed: int) -> tuple[float, int]:
+    """Seconds per decision for engine + policies alone."""
+    started = time.perf_counter()
+    result = play_match([POLICIES[name] for name in BOTS], seed, build=True)
+    return (time.perf_counter() - started) / result.decisions, result.decisions
+
+
+def bot_side(requests: list[pb.PlayResponse]) -> float:
+    """Seconds per decision a bot spends converting a request and deciding (SDK + policy)."""
+    from arena.bots.policies import StrategistPolicy
+    from arena.protocol.convert import action_from_message, observation_from_request
+
+    policy = StrategistPolicy(0)
+    started = time.perf_counter()
+    for response in requests:
+        wire = response.SerializeToString()
+        request = pb.PlayResponse.FromString(wire).decision_request
+        legal = [action_from_message(a) for a in request.legal_actions]
+        action = policy.decide(observation_from_request(request), legal)
+        pb.PlayRequest(decision=pb.Decision(request_id=request.request_id,
+                                            action_index=legal.index(action))
+                       ).SerializeToString()
+    return (time.perf_counter() - started) / len(requests)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matches", type=int, default=3)
+    args = parser.parse_args()
+    logs = Path(tempfile.mkdtemp(prefix="arena-bench-logs-"))
+    rows = []
+    for index in range(args.matches):
+        seed = 100 + index
+        per_decision, per_match, decisions, requests = referee_match(seed, logs)
+        transport = asyncio.run(ping_pong(requests))
+        engine, _ = in_process(seed)
+        bot = bot_side(requests)
+        rows.append((per_decision, per_match, decisions, transport, engine, bot))
+        print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
+              f"/decision, ping-pong {transport * 1e6:.0f} us, ratio "
+              f"{per_decision / transport:.2f}, {per_match:.2f} s per match")
+    referee = statistics.median(r[0] for r in rows)
+    transport = statistics.median(r[3] for r in rows)
+    engine = statistics.median(r[4] for r in rows)
+    bot = statistics.median(r[5] for r in rows)
+    print()
+    print(f"per decision, median of {len(rows)} matches (2 Python sample bots, Unix socket):")
+    print(f"  full match over the referee   {referee * 1e6:8.0f} us")
+    print(f"  bare gRPC stream ping-pong    {transport * 1e6:8.0f} us   (same message sizes)")
+    ratio = referee / transport
+    print(f"  ratio                         {ratio:8.2f}     target <= 1.3: "
+          f"{'met' if ratio <= 1.3 else 'NOT met'}")
+    print(f"  seconds per 2-player match to 500 (start-up included): "
+          f"{statistics.median(r[1] for r in rows):.2f}")
+    print("  split of a decision:")
+    print(f"    transport (ping-pong)         {transport * 1e6:8.0f} us")
+    print(f"    bot (SDK conversion + policy) {bot * 1e6:8.0f} us")
+    print(f"    engine + policy in-process    {engine * 1e6:8.0f} us")
+    rest = referee - transport - bot
+    print(f"    referee (conversion, asyncio, log) + engine: {rest * 1e6:.0f} us")
+
+
+if __name__ == "__main__":
+    main()
