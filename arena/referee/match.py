@@ -71,6 +71,8 @@ class MatchSpec:
     options: RuleOptions = OFFICIAL
     limits: Limits = Limits()
     log_path: Path | None = None
+    sandbox: dict[str, Any] = field(default_factory=dict)
+    """How the bots are isolated (backend, resource limits, warnings); logged in the header."""
 
 
 @dataclass(frozen=True)
@@ -397,6 +399,7 @@ class _MatchLoop:
                 "seed": spec.seed, "players": spec.players,
                 "protocol_version": int(PROTOCOL_VERSION),
                 "rules": spec.options.to_dict(), "limits": spec.limits.to_record(),
+                "sandbox": spec.sandbox,
             })
         await self._wait_for_hellos()
         if self.log:
