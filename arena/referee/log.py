@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ class MatchLogWriter:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._partial = path.with_name(path.name + ".partial")
+        # Unique per process: a worker orphaned by a killed run cannot collide with the rerun.
+        self._partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
         self._raw = open(self._partial, "wb")  # noqa: SIM115 - closed in close()
         # mtime=0 keeps the compressed bytes free of the clock.
         self._gzip = gzip.GzipFile(fileobj=self._raw, mode="wb", mtime=0)

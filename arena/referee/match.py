@@ -111,6 +111,7 @@ class MatchOutcome:
     rounds: int
     round_limit_reached: bool
     seats: tuple[SeatReport, ...]
+    rounds_won: tuple[int, ...]
     decisions: int
     seconds: float
     """Wall time of the whole match, bot start-up included."""
@@ -454,7 +455,7 @@ class _MatchLoop:
         await self._finish(final_places)
         outcome = MatchOutcome(
             spec.match_id, spec.seed, tuple(match.scores), final_places, match.rounds_played,
-            match.round_limit_reached, tuple(self.reports), self.decisions,
+            match.round_limit_reached, tuple(self.reports), self._rounds_won(), self.decisions,
             time.perf_counter() - started, time.perf_counter() - play_started, spec.log_path)
         if self.log:
             self.log.write({"type": "result", "scores": list(outcome.scores),
@@ -464,6 +465,13 @@ class _MatchLoop:
                             "round_limit_reached": outcome.round_limit_reached,
                             "decisions": outcome.decisions})
         return outcome
+
+    def _rounds_won(self) -> tuple[int, ...]:
+        won = [0] * self.spec.players
+        for event in self.match.events:
+            if type(event) is ev.RoundEnded and event.winner >= 0:
+                won[event.winner] += 1
+        return tuple(won)
 
     async def _wait_for_hellos(self) -> None:
         referee = self.referee

@@ -1,0 +1,111 @@
+"""Running a season: schedule, resume from the store, execute, record, rate."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from arena.league.executor import Executor, JobOutcome, LocalExecutor, MatchJob
+from arena.league.schedule import ScheduledMatch, schedule
+from arena.league.season import Season, SeasonError
+from arena.league.store import SeasonStore
+from arena.rating import Leaderboard, rate_season
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    scheduled: int
+    already_done: int
+    played: int
+    failed: int
+    failures: tuple[tuple[str, str], ...]
+
+
+def season_schedule(season: Season) -> list[ScheduledMatch]:
+    return schedule(len(season.entrants), season.table_size, season.matches_per_group,
+                    season.seed, season.duplicate_deals)
+
+
+def _fingerprint(season: Season, matches: list[ScheduledMatch]) -> str:
+    """What must not change under a season's feet: the schedule and the rules."""
+    data = {
+        "entrants": [str(m.folder) for m in season.entrants],
+        "matches": [(m.match_id, m.seed, m.seats) for m in matches],
+        "rules": season.rules.to_dict(),
+    }
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def open_store(season: Season) -> tuple[SeasonStore, list[int], list[ScheduledMatch]]:
+    """Open (or create) the season's store and check it belongs to this season file."""
+    matches = season_schedule(season)
+    store = SeasonStore(season.store_path)
+    fingerprint = _fingerprint(season, matches)
+    known = store.meta("fingerprint")
+    if known is None:
+        store.set_meta("fingerprint", fingerprint)
+        store.set_meta("name", season.name)
+        store.set_meta("season_file", str(season.path))
+        store.set_meta("settings", json.dumps({
+            "table_size": season.table_size, "matches_per_group": season.matches_per_group,
+            "duplicate_deals": season.duplicate_deals, "seed": season.seed,
+            "rules": season.rules.to_dict(), "limits": season.limits.to_record(),
+            "sandbox": season.sandbox.to_dict()}, sort_keys=True))
+    elif known != fingerprint:
+        store.close()
+        raise SeasonError(
+            f"{season.path}: the entrants, schedule or rules changed since this season "
+            f"started in {season.folder}; give the changed season a new [output] folder")
+    ids = [store.entrant_id(m.name, m.version, str(m.folder), m.content_hash(),
+                            {"name": m.name, "version": m.version, "author": m.author,
+                             "language": m.language, "run": list(m.run),
+                             "build": list(m.build), "protocol": m.protocol})
+           for m in season.entrants]
+    store.schedule(matches, ids)
+    return store, ids, matches
+
+
+def run_season(season: Season, executor: Executor | None = None,
+               on_outcome: Callable[[JobOutcome, RunSummary], None] | None = None
+               ) -> RunSummary:
+    """Play every match not yet recorded; safe to stop at any moment and run again."""
+    store, _, matches = open_store(season)
+    try:
+        # Logs of matches that were in flight when an earlier run died.
+        for partial in season.logs.glob("*.partial"):
+            partial.unlink(missing_ok=True)
+        pending = set(store.pending())
+        by_id = {m.match_id: m for m in matches}
+        jobs = [
+            MatchJob(match_id=m.match_id, seed=m.seed,
+                     bots=tuple(season.entrants[e] for e in m.seats), rules=season.rules,
+                     limits=season.limits, sandbox=season.sandbox,
+                     log_path=season.logs / f"{m.match_id}.jsonl.gz",
+                     output_dir=season.logs / m.match_id)
+            for m in matches if m.match_id in pending and m.match_id in by_id]
+        executor = executor or LocalExecutor(season.parallelism)
+        played = failed = 0
+        failures: list[tuple[str, str]] = []
+        summary = RunSummary(len(matches), len(matches) - len(jobs), 0, 0, ())
+        for outcome in executor.run(jobs):
+            if outcome.record is not None:
+                store.record(outcome.record)
+                played += 1
+            else:
+                store.record_failure(outcome.match_id, outcome.error or "unknown error")
+                failed += 1
+                failures.append((outcome.match_id, outcome.error or ""))
+            summary = RunSummary(len(matches), len(matches) - len(jobs), played, failed,
+                                 tuple(failures))
+            if on_outcome is not None:
+                on_outcome(outcome, summary)
+        return summary
+    finally:
+        store.close()
+
+
+def leaderboard(store: SeasonStore) -> Leaderboard:
+    ids = [int(str(e["id"])) for e in store.entrants()]
+    return rate_season(store.results(), ids)

@@ -1,0 +1,145 @@
+"""Executors run scheduled matches; the season driver records what they return.
+
+An executor takes picklable :class:`MatchJob` values and yields :class:`JobOutcome` values
+in completion order. The local executor uses worker processes on this machine; a cluster
+executor (Dask) implements the same two methods, so nothing else changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import multiprocessing
+import signal
+import sys
+import traceback
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from arena.league.season import SandboxSettings
+from arena.league.store import MatchRecord, SeatResult
+from arena.referee.launch import SeatLauncher
+from arena.referee.match import Limits, MatchSpec, run_match
+from arena.rules.options import RuleOptions
+from arena.sandbox.manifest import BotManifest
+
+
+@dataclass(frozen=True)
+class MatchJob:
+    match_id: str
+    seed: int
+    bots: tuple[BotManifest, ...]
+    """The bot at each seat."""
+    rules: RuleOptions
+    limits: Limits
+    sandbox: SandboxSettings
+    log_path: Path
+    output_dir: Path
+    """Where each bot's stdout/stderr go."""
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    match_id: str
+    record: MatchRecord | None
+    error: str | None = None
+
+
+class Executor(Protocol):
+    def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
+        """Run the jobs, yielding each outcome as it finishes."""
+        ...
+
+    def shutdown(self) -> None:
+        """Stop at once: kill matches in flight (their bots included)."""
+        ...
+
+
+def seat_launcher(settings: SandboxSettings, bot: BotManifest, log_dir: Path, label: str
+                  ) -> tuple[SeatLauncher, dict[str, Any]]:
+    """The launcher for one seat under the season's sandbox settings, and its description."""
+    from arena.sandbox import PlainLauncher
+
+    if settings.backend == "plain":
+        return PlainLauncher(bot, log_dir, label), {
+            "backend": "plain", "warning": "no isolation: bots run as plain processes"}
+    from arena import sandbox
+
+    return sandbox.season_launcher(settings, bot, log_dir, label)  # type: ignore[attr-defined, no-any-return]
+
+
+def play_job(job: MatchJob) -> JobOutcome:
+    """Play one scheduled match (in a worker process or a cluster task)."""
+    try:
+        seats = []
+        description: dict[str, Any] = {}
+        for seat, bot in enumerate(job.bots):
+            launcher, description = seat_launcher(job.sandbox, bot, job.output_dir,
+                                                  f"seat{seat}-{bot.name}")
+            seats.append(launcher)
+        spec = MatchSpec(job.match_id, job.seed, len(job.bots), job.rules, job.limits,
+                         job.log_path, sandbox={**description, **job.sandbox.to_dict()})
+        outcome = asyncio.run(run_match(spec, list(seats)))
+    except Exception:
+        return JobOutcome(job.match_id, None, traceback.format_exc(limit=8))
+    record = MatchRecord(
+        match_id=job.match_id, seconds=outcome.seconds, decisions=outcome.decisions,
+        rounds=outcome.rounds, round_limit_reached=outcome.round_limit_reached,
+        log_path=str(job.log_path),
+        seats=tuple(
+            SeatResult(seat=r.seat, place=outcome.places[r.seat], score=outcome.scores[r.seat],
+                       rounds_won=outcome.rounds_won[r.seat], strikes=r.strikes,
+                       disqualified=r.disqualified,
+                       faults=tuple({"kind": f.kind.name.lower(), "reason": f.reason}
+                                    for f in r.faults))
+            for r in outcome.seats))
+    return JobOutcome(job.match_id, record)
+
+
+def _worker_init() -> None:
+    # Turn SIGTERM into an exception so run_match's clean-up kills the bots.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl-C does
+
+
+class LocalExecutor:
+    """Worker processes on this machine (spawned: gRPC does not survive fork)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.pool: concurrent.futures.ProcessPoolExecutor | None = None
+
+    def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
+        jobs = list(jobs)
+        if not jobs:
+            return
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=min(self.workers, len(jobs)),
+            mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init)
+        futures = {self.pool.submit(play_job, job): job for job in jobs}
+        finished = False
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                job = futures[future]
+                try:
+                    yield future.result()
+                except Exception as error:  # the worker died (e.g. killed by the OOM killer)
+                    yield JobOutcome(job.match_id, None, f"worker failed: {error!r}")
+            finished = True
+        finally:
+            if finished:
+                pool, self.pool = self.pool, None
+                pool.shutdown(wait=True)
+            else:
+                self.shutdown()
+
+    def shutdown(self) -> None:
+        pool, self.pool = self.pool, None
+        if pool is None:
+            return
+        for process in list(getattr(pool, "_processes", {}).values()):
+            if process.is_alive():
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,259 @@
+"""Season files: one TOML file says everything about a league season.
+
+    [season]
+    name = "sample"
+    seed = 2026
+    table_size = 2             # players per match, 2..10
+    matches_per_group = 4      # per pair at 2-player tables, per group of k otherwise
+    duplicate_deals = false    # play each deal once per seat rotation
+    parallelism = 2            # matches at once (default: the number of cores)
+    entrants = ["python/*"]    # bot folders or globs, relative to this file
+
+    [rules]                    # RuleOptions; the official rules by default
+    target_score = 500
+
+    [limits]                   # per match, RULES.md §20 + resources
+    decision_deadline = 1.0
+    time_bank = 10.0
+
+    [sandbox]
+    backend = "bubblewrap"
+
+    [output]
+    folder = "runs/sample"     # season store and match logs
+    report = "reports/sample"
+
+Every mistake is reported before any match is played, naming the file, the field and what
+was expected.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from arena.referee.match import Limits
+from arena.rules.options import RuleOptions
+from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
+
+EXECUTORS = ("local", "dask")
+
+
+class SeasonError(ValueError):
+    """A season file a user must fix."""
+
+
+@dataclass(frozen=True)
+class SandboxSettings:
+    backend: str = "bubblewrap"
+    memory_mb: int = 768
+    processes: int = 64
+    cpu_seconds: int = 600
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class Season:
+    name: str
+    path: Path
+    seed: int
+    table_size: int
+    matches_per_group: int
+    duplicate_deals: bool
+    parallelism: int
+    executor: str
+    cluster: str | None
+    entrants: tuple[BotManifest, ...]
+    rules: RuleOptions
+    limits: Limits
+    sandbox: SandboxSettings
+    folder: Path
+    report: Path
+    raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+
+    @property
+    def store_path(self) -> Path:
+        return self.folder / "season.sqlite"
+
+    @property
+    def logs(self) -> Path:
+        return self.folder / "logs"
+
+
+_KNOWN = {
+    "season": {"name", "seed", "table_size", "matches_per_group", "matches_per_pairing",
+               "duplicate_deals", "parallelism", "entrants", "executor", "cluster"},
+    "rules": {f.name for f in fields(RuleOptions)},
+    "limits": {f.name for f in fields(Limits)},
+    "sandbox": {f.name for f in fields(SandboxSettings)},
+    "output": {"folder", "report"},
+}
+
+
+class _Reader:
+    """Typed access to one table of the file, with errors that name file and field."""
+
+    def __init__(self, path: Path, table: str, data: Any) -> None:
+        self.path, self.table = path, table
+        if not isinstance(data, dict):
+            raise self.error(table, "a table", data)
+        self.data: dict[str, Any] = data
+        unknown = sorted(set(data) - _KNOWN[table])
+        if unknown:
+            raise SeasonError(f"{path}: [{table}] has unknown field(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(_KNOWN[table]))}")
+
+    def error(self, key: str, expected: str, got: Any) -> SeasonError:
+        where = f"[{self.table}] {key}" if key != self.table else f"[{key}]"
+        return SeasonError(f"{self.path}: {where} must be {expected}, not {got!r}")
+
+    def integer(self, key: str, default: int | None, low: int, high: int | None = None) -> int:
+        value = self.data.get(key, default)
+        if value is None:
+            raise SeasonError(f"{self.path}: [{self.table}] {key} is required "
+                              f"(an integer ≥ {low})")
+        if not isinstance(value, int) or isinstance(value, bool) or value < low or (
+            high is not None and value > high
+        ):
+            span = f"from {low} to {high}" if high is not None else f"≥ {low}"
+            raise self.error(key, f"an integer {span}", value)
+        return value
+
+    def number(self, key: str, default: float, low: float) -> float:
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
+            raise self.error(key, f"a number ≥ {low:g}", value)
+        return float(value)
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise self.error(key, "true or false", value)
+        return value
+
+    def string(self, key: str, default: str | None, pattern: str | None = None) -> str:
+        value = self.data.get(key, default)
+        if value is None:
+            raise SeasonError(f"{self.path}: [{self.table}] {key} is required (a string)")
+        if not isinstance(value, str) or not value or (
+            pattern and not re.fullmatch(pattern, value)
+        ):
+            raise self.error(key, "a non-empty string" + (
+                f" matching {pattern}" if pattern else ""), value)
+        return value
+
+
+def _entrants(path: Path, reader: _Reader) -> tuple[BotManifest, ...]:
+    patterns = reader.data.get("entrants")
+    if not isinstance(patterns, list) or not patterns or not all(
+        isinstance(p, str) for p in patterns
+    ):
+        raise reader.error("entrants", "a list of bot folders or globs", patterns)
+    folders: list[Path] = []
+    for pattern in patterns:
+        full = path.parent / pattern
+        if glob.has_magic(pattern):
+            matches = sorted(Path(p) for p in glob.glob(str(full)) if Path(p).is_dir()
+                             and (Path(p) / "bot.toml").is_file())
+            if not matches:
+                raise SeasonError(f"{path}: [season] entrants: {pattern!r} matches no bot "
+                                  "folder (a folder with a bot.toml)")
+            folders += matches
+        else:
+            if not full.is_dir():
+                raise SeasonError(f"{path}: [season] entrants: bot folder {pattern!r} does not "
+                                  f"exist ({full})")
+            folders.append(full)
+    manifests = []
+    seen: dict[Path, str] = {}
+    for folder in folders:
+        resolved = folder.resolve()
+        if resolved in seen:
+            raise SeasonError(f"{path}: [season] entrants: {folder} is listed twice")
+        try:
+            manifest = load_manifest(resolved)
+        except ManifestError as error:
+            raise SeasonError(f"{path}: [season] entrants: {error}") from None
+        seen[resolved] = manifest.name
+        manifests.append(manifest)
+    names = [m.name for m in manifests]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SeasonError(f"{path}: [season] entrants: bot name(s) {', '.join(duplicates)} "
+                          "used by more than one folder; names must be unique in a season")
+    return tuple(manifests)
+
+
+def load_season(path: Path | str) -> Season:
+    """Read and validate a season file; raises SeasonError naming file, field and fix."""
+    path = Path(path)
+    if not path.is_file():
+        raise SeasonError(f"{path}: no such season file")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise SeasonError(f"{path}: not valid TOML: {error}") from None
+    unknown = sorted(set(data) - set(_KNOWN))
+    if unknown:
+        raise SeasonError(f"{path}: unknown table(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(_KNOWN)}")
+    if "season" not in data:
+        raise SeasonError(f"{path}: missing the [season] table")
+    season = _Reader(path, "season", data["season"])
+    name = season.string("name", None, r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+    table_size = season.integer("table_size", 2, 2, 10)
+    per_group = season.integer(
+        "matches_per_group", season.data.get("matches_per_pairing", 2), 1)
+    entrants = _entrants(path, season)
+    if len(entrants) < table_size:
+        raise SeasonError(f"{path}: [season] table_size is {table_size} but only "
+                          f"{len(entrants)} entrant(s) are listed")
+    executor = season.string("executor", "local")
+    if executor not in EXECUTORS:
+        raise season.error("executor", " or ".join(f'"{e}"' for e in EXECUTORS), executor)
+    cluster = season.data.get("cluster")
+    if cluster is not None and not isinstance(cluster, str):
+        raise season.error("cluster", "an address like tcp://host:8786", cluster)
+    rules_reader = _Reader(path, "rules", data.get("rules", {}))
+    try:
+        rules = RuleOptions.from_dict(rules_reader.data)
+    except (TypeError, ValueError) as error:
+        raise SeasonError(f"{path}: [rules] {error}") from None
+    limits_reader = _Reader(path, "limits", data.get("limits", {}))
+    defaults = Limits()
+    limits = Limits(
+        decision_deadline=limits_reader.number("decision_deadline",
+                                               defaults.decision_deadline, 0.01),
+        time_bank=limits_reader.number("time_bank", defaults.time_bank, 0),
+        strike_limit=limits_reader.integer("strike_limit", defaults.strike_limit, 1),
+        hello_timeout=limits_reader.number("hello_timeout", defaults.hello_timeout, 0.1),
+    )
+    sandbox_reader = _Reader(path, "sandbox", data.get("sandbox", {}))
+    sandbox_defaults = SandboxSettings()
+    sandbox = SandboxSettings(
+        backend=sandbox_reader.string("backend", sandbox_defaults.backend),
+        memory_mb=sandbox_reader.integer("memory_mb", sandbox_defaults.memory_mb, 64),
+        processes=sandbox_reader.integer("processes", sandbox_defaults.processes, 1),
+        cpu_seconds=sandbox_reader.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1),
+    )
+    output = _Reader(path, "output", data.get("output", {}))
+    base = path.parent
+    return Season(
+        name=name, path=path.resolve(),
+        seed=season.integer("seed", 1, 0),
+        table_size=table_size, matches_per_group=per_group,
+        duplicate_deals=season.boolean("duplicate_deals", False),
+        parallelism=season.integer("parallelism", os.cpu_count() or 1, 1, 256),
+        executor=executor, cluster=cluster,
+        entrants=entrants, rules=rules, limits=limits, sandbox=sandbox,
+        folder=(base / output.string("folder", f"runs/{name}")).resolve(),
+        report=(base / output.string("report", f"reports/{name}")).resolve(),
+        raw=data,
+    )

@@ -1,0 +1,106 @@
+"""Ratings: one documented TrueSkill environment, results applied in schedule order.
+
+* mu 25, sigma 25/3, beta 25/6: the library's standard scale.
+* tau 0 within a season: skill does not drift between matches of one season.
+* draw probability 0.01: ties do happen (equal scores share a place); with 0 the
+  built-in backend silently inflates sigma on every tie (measured).
+* the built-in backend (not scipy, which raised FloatingPointError on ties).
+
+Each match is a free-for-all of one-player teams ranked by its final standing (ties share
+a rank, disqualified seats last). Results are applied in schedule order (match id), never
+in completion order: parallel runs finish in any order, and TrueSkill is order-dependent.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import trueskill
+
+from arena.league.store import StoredResult
+
+MU = 25.0
+SIGMA = MU / 3
+BETA = SIGMA / 2
+TAU = 0.0
+DRAW_PROBABILITY = 0.01
+
+ENVIRONMENT = trueskill.TrueSkill(mu=MU, sigma=SIGMA, beta=BETA, tau=TAU,
+                                  draw_probability=DRAW_PROBABILITY, backend=None)
+
+
+@dataclass
+class Standing:
+    entrant_id: int
+    mu: float = MU
+    sigma: float = SIGMA
+    matches: int = 0
+    wins: float = 0.0
+    place_total: int = 0
+    score_total: int = 0
+    faults: int = 0
+    disqualifications: int = 0
+    history: list[tuple[str, float, float]] = field(default_factory=list)
+    """(match id, mu, sigma) after each of its matches."""
+
+    @property
+    def conservative(self) -> float:
+        """mu - 3 sigma: the leaderboard's sort key (about 99% sure the skill is above)."""
+        return self.mu - 3 * self.sigma
+
+    @property
+    def average_place(self) -> float:
+        return self.place_total / self.matches if self.matches else 0.0
+
+    @property
+    def average_score(self) -> float:
+        return self.score_total / self.matches if self.matches else 0.0
+
+    @property
+    def win_rate(self) -> float:
+        return self.wins / self.matches if self.matches else 0.0
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    standings: tuple[Standing, ...]
+    """Best first, by mu - 3 sigma."""
+    outranks_next: tuple[float | None, ...]
+    """P(this one is truly stronger than the next one down) = Phi(dmu / sqrt(s1^2 + s2^2))."""
+
+
+def probability_stronger(upper: Standing, lower: Standing) -> float:
+    spread = math.sqrt(upper.sigma ** 2 + lower.sigma ** 2)
+    return 0.5 * (1 + math.erf((upper.mu - lower.mu) / (spread * math.sqrt(2))))
+
+
+def rate_season(results: Sequence[StoredResult], entrant_ids: Sequence[int]) -> Leaderboard:
+    """Rate every match in match-id order; ``results`` may come in any order."""
+    standings = {e: Standing(e) for e in entrant_ids}
+    by_match: dict[str, list[StoredResult]] = defaultdict(list)
+    for result in results:
+        by_match[result.match_id].append(result)
+    for match_id in sorted(by_match):
+        seats = sorted(by_match[match_id], key=lambda r: r.seat)
+        players = [standings.setdefault(r.entrant_id, Standing(r.entrant_id)) for r in seats]
+        teams = [(ENVIRONMENT.create_rating(p.mu, p.sigma),) for p in players]
+        rated = ENVIRONMENT.rate(teams, ranks=[r.place - 1 for r in seats])
+        winners = sum(1 for r in seats if r.place == 1)
+        for player, result, (rating,) in zip(players, seats, rated, strict=True):
+            player.mu, player.sigma = rating.mu, rating.sigma
+            player.matches += 1
+            player.wins += 1 / winners if result.place == 1 else 0
+            player.place_total += result.place
+            player.score_total += result.score
+            player.faults += len(result.faults)
+            player.disqualifications += result.disqualified
+            player.history.append((match_id, rating.mu, rating.sigma))
+    ordered = sorted(standings.values(), key=lambda s: (-s.conservative, s.entrant_id))
+    outranks: list[float | None] = [
+        probability_stronger(a, b) for a, b in itertools.pairwise(ordered)]
+    outranks.append(None)
+    return Leaderboard(tuple(ordered), tuple(outranks))
