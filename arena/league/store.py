@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena.league.schedule import ScheduledMatch
 
@@ -212,7 +213,7 @@ class SeasonStore:
                 "disqualified, faults FROM results ORDER BY match_id, seat")
         ]
 
-    def entrants(self) -> list[dict[str, object]]:
+    def entrants(self) -> list[dict[str, Any]]:
         return [
             {"id": r[0], "name": r[1], "version": r[2], "folder": r[3], "hash": r[4],
              "manifest": json.loads(r[5])}
@@ -221,7 +222,7 @@ class SeasonStore:
                 "ORDER BY id")
         ]
 
-    def matches(self) -> list[dict[str, object]]:
+    def matches(self) -> list[dict[str, Any]]:
         columns = ("match_id", "seed", "grp", "deal", "seats", "status", "error", "attempts",
                    "finished_at", "seconds", "decisions", "rounds", "round_limit_reached",
                    "log_path")
