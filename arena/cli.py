@@ -25,8 +25,9 @@ from rich.table import Table
 
 from arena.bots.policies import POLICIES
 from arena.bots.runner import play_match
+from arena.league.cluster import DaskExecutor
 from arena.league.driver import RunSummary, leaderboard, open_store, run_season
-from arena.league.executor import JobOutcome, LocalExecutor
+from arena.league.executor import Executor, JobOutcome, LocalExecutor
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore
 from arena.referee import check
@@ -236,9 +237,14 @@ def _season_run(args: argparse.Namespace) -> int:
     store.close()
     console.print(f"season [bold]{season.name}[/bold]: {len(season.entrants)} entrants, "
                   f"{len(matches)} matches at {season.table_size}-player tables, "
-                  f"{len(matches) - pending} already done; {season.parallelism} at a time, "
-                  f"sandbox {season.sandbox.backend}")
-    executor = LocalExecutor(season.parallelism)
+                  f"{len(matches) - pending} already done; sandbox {season.sandbox.backend}; "
+                  + (f"on the Dask cluster {args.cluster or season.cluster or '(local)'}"
+                     if args.cluster or season.executor == "dask"
+                     else f"{season.parallelism} at a time"))
+    cluster = args.cluster or season.cluster
+    executor: Executor = (
+        DaskExecutor(cluster, season.parallelism, season.shared_bots)
+        if cluster or season.executor == "dask" else LocalExecutor(season.parallelism))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[failed]} failed"), TextColumn("{task.fields[rate]}"),
                TimeRemainingColumn())
@@ -461,6 +467,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      description=_season_run.__doc__)
     run.add_argument("season", metavar="SEASON.toml")
     run.add_argument("--parallelism", type=int, help="matches at once (overrides the file)")
+    run.add_argument("--cluster", metavar="ADDRESS",
+                     help="run the matches on a Dask cluster, e.g. tcp://head:8786")
     run.set_defaults(run=_season_run)
     for name, handler in (("status", _season_status), ("standings", _season_standings)):
         sub = season_commands.add_parser(name, help=handler.__doc__,

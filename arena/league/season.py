@@ -70,6 +70,8 @@ class Season:
     parallelism: int
     executor: str
     cluster: str | None
+    shared_bots: bool
+    """With the dask executor: workers see the bot folders at the same paths (no shipping)."""
     entrants: tuple[BotManifest, ...]
     rules: RuleOptions
     limits: Limits
@@ -89,7 +91,8 @@ class Season:
 
 _KNOWN = {
     "season": {"name", "seed", "table_size", "matches_per_group", "matches_per_pairing",
-               "duplicate_deals", "parallelism", "entrants", "executor", "cluster"},
+               "duplicate_deals", "parallelism", "entrants", "executor", "cluster",
+               "shared_bots"},
     "rules": {f.name for f in fields(RuleOptions)},
     "limits": {f.name for f in fields(Limits)},
     "sandbox": {f.name for f in fields(SandboxSettings)},
@@ -252,6 +255,7 @@ def load_season(path: Path | str) -> Season:
         duplicate_deals=season.boolean("duplicate_deals", False),
         parallelism=season.integer("parallelism", os.cpu_count() or 1, 1, 256),
         executor=executor, cluster=cluster,
+        shared_bots=season.boolean("shared_bots", False),
         entrants=entrants, rules=rules, limits=limits, sandbox=sandbox,
         folder=(base / output.string("folder", f"runs/{name}")).resolve(),
         report=(base / output.string("report", f"reports/{name}")).resolve(),

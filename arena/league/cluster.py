@@ -1,0 +1,156 @@
+"""The Dask executor: each match is one task on a Dask worker.
+
+The driver ships every bot folder once, by content hash; a worker unpacks it into its own
+cache (once per worker and hash), plays the match with the local sandbox, and returns the
+result with the compressed match log and the bots' output files. The driver writes those
+into the season folder and the store, so the store stays the source of truth: Dask keeps
+futures in memory only, and a restarted driver resumes from the store as locally.
+
+A task whose worker dies is retried by Dask; one that keeps killing workers
+(``distributed.scheduler.allowed-failures``) ends as a failed match with its reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import os
+import tarfile
+import tempfile
+import uuid
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from arena.league.executor import JobOutcome, MatchJob, play_job
+from arena.sandbox.manifest import BotManifest
+
+CACHE = Path(os.environ.get("ARENA_BOT_CACHE", Path(tempfile.gettempdir()) / "arena-bot-cache"))
+SKIPPED = ("__pycache__", ".git")
+
+
+def pack_bot(folder: Path) -> bytes:
+    """A bot folder as tar.gz bytes (what is shipped to workers)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path in sorted(folder.rglob("*")):
+            relative = path.relative_to(folder)
+            if any(part in SKIPPED for part in relative.parts) or not path.is_file():
+                continue
+            archive.add(path, arcname=relative.as_posix(), recursive=False)
+    return buffer.getvalue()
+
+
+def unpack_bot(content_hash: str, packed: bytes) -> Path:
+    """The bot's folder in this worker's cache, unpacked once per hash."""
+    target = CACHE / content_hash
+    if (target / ".complete").exists():
+        return target
+    staging = CACHE / f".{content_hash}.{uuid.uuid4().hex}"
+    staging.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(packed), mode="r:gz") as archive:
+        archive.extractall(staging, filter="data")
+    (staging / ".complete").touch()
+    with contextlib.suppress(OSError):  # another task unpacked it first
+        staging.rename(target)
+    return target
+
+
+def remote_play(job: MatchJob, packed: dict[str, bytes], hashes: tuple[str, ...],
+                shared: bool) -> tuple[JobOutcome, bytes, dict[str, bytes]]:
+    """Runs on a worker: play the match, return the outcome, the log and the bot output."""
+    work = Path(tempfile.mkdtemp(prefix=f"arena-{job.match_id}-"))
+    bots = job.bots
+    if not shared:
+        bots = tuple(dataclasses.replace(bot, folder=unpack_bot(h, packed[h]))
+                     for bot, h in zip(job.bots, hashes, strict=True))
+    local = dataclasses.replace(job, bots=bots, log_path=work / job.log_path.name,
+                                output_dir=work / "output")
+    outcome = play_job(local)
+    log = local.log_path.read_bytes() if local.log_path.exists() else b""
+    output = {}
+    if local.output_dir.exists():
+        output = {p.name: p.read_bytes() for p in local.output_dir.iterdir() if p.is_file()}
+    if outcome.record is not None:
+        record = dataclasses.replace(outcome.record, log_path=str(job.log_path))
+        outcome = dataclasses.replace(outcome, record=record)
+    return outcome, log, output
+
+
+class DaskExecutor:
+    """Run matches on a Dask cluster (``address``) or a LocalCluster of ``workers``."""
+
+    def __init__(self, address: str | None = None, workers: int = 2,
+                 shared_bots: bool = False) -> None:
+        self.address = address
+        self.workers = workers
+        self.shared_bots = shared_bots
+        self.client: Any = None
+        self.cluster: Any = None
+
+    def _connect(self) -> Any:
+        from distributed import Client, LocalCluster
+
+        if self.address:
+            self.client = Client(self.address)  # type: ignore[no-untyped-call]
+        else:
+            self.cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                n_workers=self.workers, threads_per_worker=1, processes=True,
+                dashboard_address=None)
+            self.client = Client(self.cluster)  # type: ignore[no-untyped-call]
+        return self.client
+
+    def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
+        from distributed import as_completed
+
+        jobs = list(jobs)
+        if not jobs:
+            return
+        client = self._connect()
+        try:
+            bots: dict[str, BotManifest] = {}
+            hashes_by_job = []
+            for job in jobs:
+                hashes = tuple(bot.content_hash() for bot in job.bots)
+                bots.update(zip(hashes, job.bots, strict=True))
+                hashes_by_job.append(hashes)
+            packed: Any = {}
+            if not self.shared_bots:
+                # Scattered once: each worker fetches every bot at most once.
+                packed = client.scatter({h: pack_bot(b.folder) for h, b in bots.items()},
+                                        broadcast=True)
+            futures = {
+                client.submit(remote_play, job, packed, hashes, self.shared_bots,
+                              key=f"match-{job.match_id}-{uuid.uuid4().hex[:8]}", pure=False,
+                              retries=0): job
+                for job, hashes in zip(jobs, hashes_by_job, strict=True)
+            }
+            for future in as_completed(futures):  # type: ignore[no-untyped-call]
+                job = futures[future]
+                try:
+                    outcome, log, output = future.result()
+                except Exception as error:  # KilledWorker after allowed-failures, or a bug
+                    yield JobOutcome(job.match_id, None,
+                                     f"the match failed on the cluster: {error!r}")
+                    continue
+                if log:
+                    job.log_path.parent.mkdir(parents=True, exist_ok=True)
+                    partial = job.log_path.with_name(job.log_path.name + f".{os.getpid()}.partial")
+                    partial.write_bytes(log)
+                    partial.replace(job.log_path)
+                if output:
+                    job.output_dir.mkdir(parents=True, exist_ok=True)
+                    for name, data in output.items():
+                        (job.output_dir / name).write_bytes(data)
+                yield outcome
+        finally:
+            self.shutdown()
+
+    def shutdown(self) -> None:
+        client, self.client = self.client, None
+        cluster, self.cluster = self.cluster, None
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
