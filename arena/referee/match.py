@@ -253,10 +253,12 @@ async def run_match(
     *,
     address: str | None = None,
     on_progress: Any = None,
+    announce: Any = None,
 ) -> MatchOutcome:
     """Play a match. ``launchers[seat]`` starts that seat's bot; an InProcessSeat plays
     in-process; None means the bot is started by hand with the address and token printed
-    (``arena play --listen``)."""
+    (``arena play --listen``): ``announce(seat, address, token)`` is called for it, or the
+    address and token are printed."""
     if len(launchers) != spec.players:
         raise ValueError("one launcher per seat")
     referee = _Referee(spec)
@@ -290,8 +292,11 @@ async def run_match(
                 if len(referee.connections) + len(referee.in_process) == spec.players:
                     referee.all_connected.set()
             elif launcher is None:
-                print(f"seat {seat}: ARENA_ADDRESS={listen} ARENA_TOKEN={tokens[seat]}",
-                      flush=True)
+                if announce is not None:
+                    announce(seat, listen, tokens[seat])
+                else:
+                    print(f"seat {seat}: start your bot with ARENA_ADDRESS={listen} "
+                          f"ARENA_TOKEN={tokens[seat]}", flush=True)
             else:
                 referee.processes[seat] = launcher(env, socket_dir)
                 processes.append(referee.processes[seat])
