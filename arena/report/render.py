@@ -11,6 +11,7 @@ import hashlib
 import json
 import shutil
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,9 @@ def _environment() -> Environment:
     env.filters["card"] = card_html
     env.filters["pct"] = lambda x: "" if x is None else f"{x:.0%}"
     env.filters["num"] = lambda x, d=2: "" if x is None else f"{x:.{d}f}"
+    # UTC, so the same store renders the same bytes on any machine.
+    env.filters["date"] = lambda t: "" if t is None else (
+        datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M UTC"))
     return env
 
 
@@ -55,7 +59,10 @@ def _templates_version() -> str:
         for item in sorted(folder.iterdir(), key=lambda p: p.name):
             if item.is_file():
                 digest.update(item.name.encode() + item.read_bytes())
-    digest.update(Path(__file__).read_bytes())
+    here = Path(__file__).parent
+    for module in ("render.py", "data.py", "charts.py"):
+        digest.update((here / module).read_bytes())
+    digest.update((here.parent / "rules" / "narration.py").read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -1,0 +1,625 @@
+"""Every page of the rendered site holds the numbers of the store and the logs (issue 6).
+
+The season comes from ``conftest.py``: a real round robin of the three sample bots, run
+with ``arena season run`` and rendered with ``arena report``. Expected values are computed
+here from ``SeasonStore`` (results, entrants, matches), ``leaderboard`` and the match logs,
+then looked up in the parsed HTML row by row.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sqlite3
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_html import header_texts, num, parse, pct, polyline_points, table_rows
+from season_data import BOTS, SeasonRun, StoreView, copy_season, log_rounds, read_store
+
+from arena.league.store import SeasonStore, StoredResult
+from arena.report.render import render_site
+from arena.rules import events as ev
+from arena.rules.narration import describe
+
+MU_SIGMA = "mu \N{PLUS-MINUS SIGN} \N{GREEK SMALL LETTER SIGMA}"
+DASH = "\N{EN DASH}"
+STANDINGS_COLUMNS = ["#", "Bot", "Rating", MU_SIGMA, "P(> next)", "Matches", "Wins",
+                     "Win rate", "Avg place", "Avg score", "Faults"]
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def bot_pages(season: SeasonRun, view: StoreView) -> dict[int, Path]:
+    """Each entrant's page, found through its link in the standings."""
+    page = parse(season.report / "index.html")
+    by_name = {e["name"]: i for i, e in view.entrants.items()}
+    pages = {}
+    for row in table_rows(page.find("table", class_="standings")):
+        link = row[1].find("a")
+        pages[by_name[link.text]] = season.report / link.attrs["href"]
+    assert set(pages) == set(view.entrants)
+    for path in pages.values():
+        assert path.is_file(), path
+    return pages
+
+
+def by_match(results: list[StoredResult]) -> dict[str, list[StoredResult]]:
+    grouped: dict[str, list[StoredResult]] = defaultdict(list)
+    for result in results:
+        grouped[result.match_id].append(result)
+    return grouped
+
+
+def head_to_head(view: StoreView) -> dict[tuple[int, int], tuple[float, int]]:
+    """(row, column) -> (times row finished ahead of column, ties half; meetings)."""
+    record: dict[tuple[int, int], list[float]] = defaultdict(lambda: [0.0, 0])
+    for seats in by_match(view.results).values():
+        for a in seats:
+            for b in seats:
+                if a.entrant_id != b.entrant_id:
+                    cell = record[(a.entrant_id, b.entrant_id)]
+                    cell[0] += 1.0 if a.place < b.place else 0.5 if a.place == b.place else 0.0
+                    cell[1] += 1
+    return {key: (wins, int(meetings)) for key, (wins, meetings) in record.items()}
+
+
+def wilson(wins: float, n: int) -> tuple[float, float]:
+    z = 1.959964
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def replay_data(page: Path) -> dict[str, Any]:
+    script = parse(page).find("script", id="replay-data")
+    assert script.attrs.get("type") == "application/json"
+    data: dict[str, Any] = json.loads(script.raw_text)
+    return data
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def html_pages(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.html"))
+
+
+# -- the command --------------------------------------------------------------------------
+
+
+def test_report_command_renders_every_page(season: SeasonRun, view: StoreView) -> None:
+    done = len(view.done())
+    pages = 3 + len(view.entrants) + 2 * done
+    assert f"rendered {pages} pages" in season.report_output, season.report_output
+    assert f"({done} matches rendered, 0 unchanged)" in season.report_output
+    report = season.report
+    assert {p.name for p in report.glob("*.html")} == {
+        "index.html", "head-to-head.html", "matches.html"}
+    assert len(list((report / "bots").glob("*.html"))) == len(view.entrants)
+    for match in view.done():
+        for path in (f"matches/{match['match_id']}.html", f"replays/{match['match_id']}.html",
+                     f"logs/{match['match_id']}.jsonl.gz"):
+            assert (report / path).is_file(), path
+    for asset in ("style.css", "replay.js"):
+        assert (report / "assets" / asset).stat().st_size > 0
+
+
+# -- standings ----------------------------------------------------------------------------
+
+
+def test_standings_rows_hold_the_leaderboard(season: SeasonRun, view: StoreView) -> None:
+    page = parse(season.report / "index.html")
+    table = page.find("table", class_="standings")
+    assert header_texts(table) == STANDINGS_COLUMNS
+    rows = table_rows(table)
+    board = view.board
+    assert len(rows) == len(board.standings) == len(BOTS)
+    per_bot = defaultdict(list)
+    for result in view.results:
+        per_bot[result.entrant_id].append(result)
+    for rank, (standing, above, row) in enumerate(
+            zip(board.standings, board.outranks_next, rows, strict=True), start=1):
+        entrant = view.entrants[standing.entrant_id]
+        cells = dict(zip(STANDINGS_COLUMNS, (c.text for c in row), strict=True))
+        assert row[1].tag == "th" and row[1].attrs.get("scope") == "row"
+        assert row[1].find("a").text == entrant["name"]
+        # Independent of the rating code: the plain counts come from the results.
+        mine = per_bot[standing.entrant_id]
+        assert standing.matches == len(mine)
+        assert standing.faults == sum(len(r.faults) for r in mine)
+        expected = {
+            "#": str(rank),
+            "Bot": f"{entrant['name']} {entrant['version']}",
+            "Rating": f"{standing.mu - 3 * standing.sigma:.2f}",
+            MU_SIGMA: f"{standing.mu:.2f} ± {standing.sigma:.2f}",
+            "P(> next)": pct(above),
+            "Matches": str(len(mine)),
+            "Wins": f"{standing.wins:g}",
+            "Win rate": pct(standing.wins / len(mine)),
+            "Avg place": f"{sum(r.place for r in mine) / len(mine):.2f}",
+            "Avg score": f"{sum(r.score for r in mine) / len(mine):.0f}",
+            "Faults": str(sum(len(r.faults) for r in mine)),
+        }
+        assert cells == expected, f"standings row {rank} ({entrant['name']})"
+    ratings = [float(table_rows(table)[i][2].text) for i in range(len(rows))]
+    assert ratings == sorted(ratings, reverse=True)
+
+
+def test_standings_season_facts(season: SeasonRun, view: StoreView) -> None:
+    page = parse(season.report / "index.html")
+    lead = page.find("p", class_="lead").text
+    assert lead.startswith(f"{len(BOTS)} bots, {len(view.done())} matches played.")
+    facts = page.find("dl", class_="facts")
+    terms = dict(zip((dt.text for dt in facts.find_all("dt")),
+                     (dd.text for dd in facts.find_all("dd")), strict=True))
+    assert terms["Tables"] == "2 players, 2 matches per pair"
+    assert terms["Rules"].startswith("target 200, standard scoring")
+    assert terms["Limits"] == "1.0 s per decision, 10.0 s time bank, 3 strikes"
+    assert terms["Sandbox"].startswith("plain")
+    assert "weaker isolation" in terms["Sandbox"]
+    assert terms["Base seed"] == "6006"
+    assert terms["Matches"] == f"{view.counts['done']} done, 0 failed, 0 to play"
+
+
+def test_standings_show_the_season_dates(season: SeasonRun, view: StoreView) -> None:
+    """Issue 6: "season facts (rules, limits, sandbox backend, dates, matches done/failed)".
+
+    The dates are when the first and the last match finished (``finished_at`` in the
+    store); accepted as ISO dates (YYYY-MM-DD), local time or UTC.
+    """
+    facts = parse(season.report / "index.html").find("dl", class_="facts").text
+    finished = [m["finished_at"] for m in view.matches if m["finished_at"]]
+    for moment in (min(finished), max(finished)):
+        local = datetime.fromtimestamp(moment).strftime("%Y-%m-%d")
+        utc = datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d")
+        assert local in facts or utc in facts, (
+            f"the season facts show no date of the season (expected {local}): {facts!r}")
+
+
+# -- head-to-head -------------------------------------------------------------------------
+
+
+def test_head_to_head_cells_hold_each_pairs_record(season: SeasonRun, view: StoreView) -> None:
+    page = parse(season.report / "head-to-head.html")
+    table = page.find("table", class_="h2h")
+    by_name = {e["name"]: i for i, e in view.entrants.items()}
+    columns = [by_name[c.find("a").text] for c in table.find("thead").find("tr").cells()[1:]]
+    assert columns == [s.entrant_id for s in view.board.standings]
+    expected = head_to_head(view)
+    checked = 0
+    for row in table_rows(table):
+        me = by_name[row[0].find("a").text]
+        assert row[0].tag == "th" and row[0].attrs["scope"] == "row"
+        for other, cell in zip(columns, row[1:], strict=True):
+            if other == me:
+                assert cell.text == "—"
+                continue
+            wins, meetings = expected[(me, other)]
+            low, high = wilson(wins, meetings)
+            assert cell.find("span", class_="record").text == f"{wins:g}/{meetings}"
+            assert cell.find("span", class_="rate").text == pct(wins / meetings)
+            assert cell.find("span", class_="ci").text == f"{pct(low)}{DASH}{pct(high)}"
+            assert cell.attrs["style"] == f"--rate: {wins / meetings:.3f}"
+            assert f"in {wins:g} of {meetings} meetings" in cell.attrs["title"]
+            checked += 1
+    assert checked == len(BOTS) * (len(BOTS) - 1)
+    # Each pair met twice: the two cells of a pair add up to the meetings.
+    for (a, b), (wins, meetings) in expected.items():
+        assert meetings == 2
+        assert wins + expected[(b, a)][0] == meetings
+
+
+# -- bot pages ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", BOTS)
+def test_bot_page(season: SeasonRun, view: StoreView, name: str) -> None:
+    entrant_id = next(i for i, e in view.entrants.items() if e["name"] == name)
+    entrant = view.entrants[entrant_id]
+    page = parse(bot_pages(season, view)[entrant_id])
+    mine = [r for r in view.results if r.entrant_id == entrant_id]
+    rank, standing = next((rank, s) for rank, s in enumerate(view.board.standings, start=1)
+                          if s.entrant_id == entrant_id)
+
+    assert page.find("h1").text == f"{name} {entrant['version']}"
+    lead = page.find("p", class_="lead").text
+    assert lead.startswith(
+        f"Rank {rank} of {len(BOTS)}: rating {standing.conservative:.2f} "
+        f"(mu {standing.mu:.2f} ± {standing.sigma:.2f}), {standing.wins:g} wins in "
+        f"{len(mine)} matches"), lead
+
+    # Results: one row per stored result of this bot, in schedule order.
+    results = next(t for t in page.find_all("table", class_="matches")
+                   if header_texts(t)[0] == "Match")
+    rows = table_rows(results)
+    assert len(rows) == len(mine) > 0
+    for row, result in zip(rows, mine, strict=True):
+        assert row[0].find("a").text == result.match_id
+        assert row[0].find("a").attrs["href"] == f"../matches/{result.match_id}.html"
+        assert [c.text for c in row[1:4]] == [str(result.seat), str(result.place),
+                                               str(result.score)]
+        players = row[4].find_all("span", class_="player")
+        seats = sorted((r for r in view.results if r.match_id == result.match_id),
+                       key=lambda r: r.seat)
+        assert [p.find("a").text for p in players] == [
+            view.entrants[r.entrant_id]["name"] for r in seats]
+
+    # Head-to-head row.
+    h2h = head_to_head(view)
+    by_name = {e["name"]: i for i, e in view.entrants.items()}
+    table = page.find("table", class_="h2h")
+    opponents = table_rows(table)
+    assert len(opponents) == len(BOTS) - 1
+    for row in opponents:
+        other = by_name[row[0].find("a").text]
+        wins, meetings = h2h[(entrant_id, other)]
+        low, high = wilson(wins, meetings)
+        assert [c.text for c in row[1:]] == [f"{wins:g}", str(meetings), pct(wins / meetings),
+                                              f"{pct(low)}{DASH}{pct(high)}"]
+
+    # By seat position.
+    positions = table_rows(page.find("table", class_="positions"))
+    seats = sorted({r.seat for r in mine})
+    assert [row[0].text for row in positions] == [str(s) for s in seats]
+    for row, seat in zip(positions, seats, strict=True):
+        at = [r for r in mine if r.seat == seat]
+        wins_at = sum(1 for r in at if r.place == 1)
+        assert [c.text for c in row[1:]] == [
+            str(len(at)), str(wins_at), pct(wins_at / len(at)),
+            num(sum(r.place for r in at) / len(at)), num(sum(r.score for r in at) / len(at), 0)]
+
+    # Faults (the sample bots behave).
+    faults = [f for r in mine for f in r.faults]
+    fault_list = page.find_all("ul", class_="faults")
+    if faults:
+        assert len(fault_list[0].find_all("li")) == len(faults)
+    else:
+        assert not fault_list
+
+    # The manifest and the version hash.
+    facts = page.find("dl", class_="facts")
+    terms = dict(zip((dt.text for dt in facts.find_all("dt")),
+                     (dd.text for dd in facts.find_all("dd")), strict=True))
+    assert terms["Version hash"] == entrant["hash"]
+    assert entrant["hash"]
+    for key, value in entrant["manifest"].items():
+        shown = value if isinstance(value, str) else " ".join(value)
+        assert terms[key] == shown, key
+    assert terms["name"] == name
+
+    # The rating chart: inline SVG, titled, mu after each match plus the starting point.
+    svg = page.find("svg", class_="chart")
+    assert svg.attrs["role"] == "img"
+    title = svg.find("title").text
+    assert name in title and "sigma" in title
+    for label in svg.attrs["aria-labelledby"].split():
+        assert svg.find_all("title", id=label) or svg.find_all("desc", id=label), label
+    mu_line = polyline_points(svg, "mu")
+    assert len(mu_line) == len(mine) + 1 == len(standing.history) + 1
+    assert [x for x, _ in mu_line] == sorted(x for x, _ in mu_line)
+    band = svg.find("polygon", class_="band").attrs["points"].split()
+    assert len(band) == 2 * (len(mine) + 1)
+    last_match, last_mu, last_sigma = standing.history[-1]
+    assert svg.find("desc").text == (
+        f"{len(mine)} matches; after match {last_match} mu is {last_mu:.2f} and sigma "
+        f"{last_sigma:.2f}.")
+    # Higher mu is drawn higher (smaller y), in the order of the history.
+    mus = [25.0] + [mu for _, mu, _ in standing.history]
+    for (_, y1), (_, y2), a, b in zip(mu_line, mu_line[1:], mus, mus[1:], strict=False):
+        if abs(a - b) > 0.2:
+            assert (y2 < y1) == (b > a)
+
+
+# -- match pages --------------------------------------------------------------------------
+
+
+def test_match_pages(season: SeasonRun, view: StoreView) -> None:
+    grouped = by_match(view.results)
+    for match in view.done():
+        match_id = match["match_id"]
+        path = season.report / "matches" / f"{match_id}.html"
+        page = parse(path)
+        records = view.log(match)
+        names = view.names(match)
+        seats_record = next(r for r in records if r["type"] == "seats")
+        assert [s["name"] for s in seats_record["seats"]] == names
+        result_record = next(r for r in records if r["type"] == "result")
+
+        assert page.find("h1").text == f"Match {match_id}"
+        lead = page.find("p", class_="lead").text
+        assert lead.startswith(f"{match['rounds']} rounds, {match['decisions']} decisions")
+        assert f"seed {match['seed']}." in lead
+
+        # Players, seats, final places and scores.
+        standing = page.find("table", class_="standing")
+        rows = table_rows(standing)
+        stored = sorted(grouped[match_id], key=lambda r: r.seat)
+        assert len(rows) == len(stored) == 2
+        for row, result in zip(rows, stored, strict=True):
+            assert row[0].text == str(result.seat)
+            assert row[1].find("a").text == view.entrants[result.entrant_id]["name"]
+            assert [c.text for c in row[2:]] == [str(result.place), str(result.score),
+                                                  str(result.rounds_won), str(result.strikes)]
+        assert [r.place for r in stored] == result_record["places"]
+        assert [r.score for r in stored] == result_record["scores"]
+
+        # One row per RoundEnded event, with the winner's name, the points and the replay.
+        ended = [r for r in records if r.get("event") == "RoundEnded"]
+        dealers = [r["dealer"] for r in records if r.get("event") == "RoundStarted"]
+        assert len(ended) == match["rounds"]
+        rounds = page.find("table", class_="rounds")
+        assert header_texts(rounds)[:4] == ["Round", "Dealer", "Went out", "Points"]
+        rows = table_rows(rounds)
+        assert len(rows) == len(ended), match_id
+        for row, event, dealer in zip(rows, ended, dealers, strict=True):
+            number = event["round"]
+            went_out = "stalled (turn limit)" if event["stalled"] else names[event["winner"]]
+            assert [c.text for c in row[:6]] == [
+                str(number), names[dealer], went_out, str(event["points"]),
+                " / ".join(str(len(h)) for h in event["hands"]),
+                " / ".join(str(s) for s in event["scores"])], (match_id, number)
+            link = row[6].find("a")
+            assert link.attrs["href"] == f"../replays/{match_id}.html#round-{number}"
+
+        # The raw log: a download link to a copy of the match's log.
+        raw = next(a for a in page.find_all("a") if "download" in a.attrs)
+        assert raw.attrs["href"] == f"../logs/{match_id}.jsonl.gz"
+        copy = (path.parent / raw.attrs["href"]).resolve()
+        assert copy.is_file(), copy
+        assert copy.read_bytes() == Path(match["log_path"]).read_bytes()
+        replay = next(a for a in page.find_all("a") if a.text == "Replay")
+        assert replay.attrs["href"] == f"../replays/{match_id}.html"
+
+
+def test_matches_index(season: SeasonRun, view: StoreView) -> None:
+    page = parse(season.report / "matches.html")
+    rows = table_rows(page.find("table", class_="matches"))
+    grouped = by_match(view.results)
+    assert [r[0].text for r in rows] == [m["match_id"] for m in view.matches]
+    for row, match in zip(rows, view.matches, strict=True):
+        assert row[0].find("a").attrs["href"] == f"matches/{match['match_id']}.html"
+        players = row[1].find_all("span", class_="player")
+        stored = sorted(grouped[match["match_id"]], key=lambda r: r.seat)
+        assert [p.text for p in players] == [
+            f"{view.entrants[r.entrant_id]['name']} {view.entrants[r.entrant_id]['version']} "
+            f"{r.place} {r.score}" for r in stored]
+        assert [c.text for c in row[2:]] == [str(match["rounds"]), str(match["decisions"]),
+                                              "done"]
+
+
+# -- replays ------------------------------------------------------------------------------
+
+
+def test_replay_pages_embed_the_logs_events(season: SeasonRun, view: StoreView) -> None:
+    for match in view.done():
+        match_id = match["match_id"]
+        path = season.report / "replays" / f"{match_id}.html"
+        data = replay_data(path)
+        names = view.names(match)
+        records = view.log(match)
+        assert data["players"] == names
+        expected = log_rounds(records)
+        assert [r["number"] for r in data["rounds"]] == [r["number"] for r in expected]
+        assert [r["number"] for r in data["rounds"]] == list(range(1, match["rounds"] + 1))
+        options = parse(path).find("select", id="round-select").find_all("option")
+        assert [o.attrs["value"] for o in options] == [str(r["number"]) for r in expected]
+        for got, want in zip(data["rounds"], expected, strict=True):
+            assert got["dealer"] == want["dealer"]
+            assert [s["e"] for s in got["steps"]] == [s["e"] for s in want["steps"]], (
+                match_id, got["number"])
+            for step, wanted in zip(got["steps"], want["steps"], strict=True):
+                record = wanted["record"]
+                where = (match_id, got["number"], record)
+                assert step.get("s") == wanted["s"], where
+                assert step.get("c") == record.get("card"), where
+                assert step.get("cs") == record.get("cards"), where
+                assert step.get("k") == record.get("colour"), where
+                assert step.get("d") == record.get("direction"), where
+                if wanted["e"] == "Fault":
+                    assert record["reason"] in step["t"]
+                else:
+                    fields = {k: v for k, v in record.items() if k != "type"}
+                    assert step["t"] == describe(ev.from_record(fields), names), where
+            assert got["steps"][-1]["e"] in ("RoundEnded", "MatchEnded")
+        # Decision latency: a bot's play shows the latency of the decision that made it.
+        steps = [s for r in data["rounds"] for s in r["steps"]]
+        events = [r for r in records if r["type"] in ("event", "fault")]
+        assert len(steps) == len(events)
+        previous: dict[str, Any] | None = None
+        index = 0
+        for record in records:
+            if record["type"] in ("event", "fault"):
+                if record.get("event") == "Played" and previous and \
+                        previous["type"] == "decision" and previous["source"] == "bot":
+                    assert previous["seat"] == record["seat"]
+                    assert steps[index].get("l") == previous["latency_ms"], (match_id, index)
+                index += 1
+            previous = record
+
+
+def test_replay_data_rebuilds_each_rounds_final_hands(season: SeasonRun,
+                                                      view: StoreView) -> None:
+    """The embedded events alone (what replay.js reads) give the hands the log ends with."""
+    for match in view.done():
+        data = replay_data(season.report / "replays" / f"{match['match_id']}.html")
+        ended = {r["round"]: r for r in view.log(match) if r.get("event") == "RoundEnded"}
+        for round_ in data["rounds"]:
+            hands: list[list[int]] = [[] for _ in data["players"]]
+            discards = 0
+            for step in round_["steps"]:
+                kind = step["e"]
+                if kind == "Dealt":
+                    hands[step["s"]] = list(step["cs"])
+                elif kind == "FirstCardTurned":
+                    discards = 1
+                elif kind == "Played":
+                    hands[step["s"]].remove(step["c"])
+                    discards += 1
+                elif kind == "Drew":
+                    hands[step["s"]].extend(step["cs"])
+                elif kind == "Reshuffled":
+                    # The draw pile the viewer shows (108 - held - discards) is the log's.
+                    assert 108 - sum(map(len, hands)) - discards == step["cs"]
+                    discards = 1
+                elif kind == "RoundEnded":
+                    final = ended[round_["number"]]["hands"]
+                    assert [sorted(h) for h in hands] == [sorted(h) for h in final], (
+                        match["match_id"], round_["number"])
+                    assert step["sc"] == ended[round_["number"]]["scores"]
+
+
+# -- rendering: deterministic, incremental, failures ----------------------------------------
+
+
+def test_rendering_is_deterministic_and_incremental(season: SeasonRun, view: StoreView,
+                                                    tmp_path: Path) -> None:
+    done = len(view.done())
+    first = render_site(season.store, tmp_path / "a")
+    assert (first.match_pages_rendered, first.match_pages_reused) == (done, 0)
+    before = snapshot(tmp_path / "a")
+    times = {p: p.stat().st_mtime_ns for p in (tmp_path / "a").rglob("*.html")}
+    second = render_site(season.store, tmp_path / "a")
+    assert (second.match_pages_rendered, second.match_pages_reused) == (0, done)
+    assert second.pages == first.pages == 3 + len(view.entrants) + 2 * done
+    assert snapshot(tmp_path / "a") == before
+    assert {p: p.stat().st_mtime_ns for p in times} == times, "unchanged pages were rewritten"
+    # A fresh folder gets the same bytes, and so did `arena report`.
+    render_site(season.store, tmp_path / "b")
+    assert snapshot(tmp_path / "b") == before
+    assert snapshot(season.report) == before
+
+
+def test_a_changed_log_rerenders_only_its_match(season: SeasonRun, view: StoreView,
+                                                tmp_path: Path) -> None:
+    store = copy_season(season.folder, tmp_path / "season")
+    out = tmp_path / "site"
+    render_site(store, out)
+    target = view.done()[0]["match_id"]
+    log = tmp_path / "season" / "logs" / f"{target}.jsonl.gz"
+    page = out / "matches" / f"{target}.html"
+    os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 10**9))
+    os.utime(page, ns=(0, 0))
+    again = render_site(store, out)
+    assert (again.match_pages_rendered, again.match_pages_reused) == (1, len(view.done()) - 1)
+    # Re-rendered, and with the same content (the log's events did not change).
+    assert page.read_bytes() == (season.report / "matches" / f"{target}.html").read_bytes()
+
+
+def test_a_failed_match_is_shown_as_failed(season: SeasonRun, view: StoreView,
+                                           tmp_path: Path) -> None:
+    store_path = copy_season(season.folder, tmp_path / "season")
+    failed = view.done()[2]["match_id"]
+    db = sqlite3.connect(store_path)
+    with db:  # as if this match had never been played ...
+        db.execute("DELETE FROM results WHERE match_id = ?", (failed,))
+        db.execute("UPDATE matches SET status = 'scheduled', finished_at = NULL, seconds = NULL,"
+                   " decisions = NULL, rounds = NULL, log_path = NULL WHERE match_id = ?",
+                   (failed,))
+    db.close()
+    store = SeasonStore(store_path)
+    try:  # ... and then failed
+        store.record_failure(failed, "bot <greedy> crashed & exited 3")
+    finally:
+        store.close()
+    copy = read_store(store_path)
+    assert copy.counts == {"scheduled": 0, "done": 5, "failed": 1}
+    out = tmp_path / "site"
+    summary = render_site(store_path, out)
+    assert summary.match_pages_rendered == 5
+    assert not (out / "matches" / f"{failed}.html").exists()
+
+    page = parse(out / "matches.html")
+    rows = {r[0].text: r for r in table_rows(page.find("table", class_="matches"))}
+    assert set(rows) == {m["match_id"] for m in view.matches}
+    row = rows[failed]
+    assert not row[0].find_all("a"), "a failed match has no page to link to"
+    badge = row[4].find("span", class_="badge")
+    assert badge.text == "failed" and "bad" in badge.attrs["class"].split()
+    assert badge.attrs["title"] == "bot <greedy> crashed & exited 3"
+    assert "bot &lt;greedy&gt; crashed &amp; exited 3" in (out / "matches.html").read_text()
+    names = [view.entrants[e]["name"] for e in copy.matches[2]["seats"]]
+    assert [p.find("a").text for p in row[1].find_all("span", class_="player")] == names
+    for match_id, other in rows.items():
+        if match_id != failed:
+            assert other[4].text == "done"
+            assert other[0].find("a").attrs["href"] == f"matches/{match_id}.html"
+
+    standings = parse(out / "index.html")
+    assert "1 failed" in standings.find("p", class_="lead").text
+    facts = standings.find("dl", class_="facts").text
+    assert "5 done, 1 failed, 0 to play" in facts
+    played = {s.entrant_id: s.matches for s in copy.board.standings}
+    rows_ = table_rows(standings.find("table", class_="standings"))
+    assert sorted(int(r[5].text) for r in rows_) == sorted(played.values())
+    assert sum(played.values()) == 2 * 5
+
+
+# -- accessibility and links ----------------------------------------------------------------
+
+
+def test_accessibility_basics(season: SeasonRun) -> None:
+    pages = html_pages(season.report)
+    assert len(pages) >= 10
+    for path in pages:
+        page = parse(path)
+        where = str(path.relative_to(season.report))
+        html = page.find("html")
+        assert html.attrs.get("lang"), where
+        assert len(page.find_all("h1")) == 1, where
+        assert len(page.find_all("main")) == 1, where
+        assert page.find("title").text, where
+        assert page.find("meta", name="viewport"), where
+        for table in page.find_all("table"):
+            headers = table.find_all("th")
+            assert headers, where
+            for th in headers:
+                assert th.attrs.get("scope") in ("col", "row", "colgroup", "rowgroup"), (
+                    where, th.text)
+            assert table.find("thead").find_all("th", scope="col"), where
+        for img in page.find_all("img"):
+            assert img.attrs.get("alt") is not None, where
+        for svg in page.find_all("svg"):
+            assert svg.attrs.get("role") == "img", where
+            assert svg.find("title").text, where
+        for button in page.find_all("button"):
+            assert button.text or button.attrs.get("aria-label"), where
+    # Each bot page has exactly one chart, and it is labelled.
+    for path in sorted((season.report / "bots").glob("*.html")):
+        charts = parse(path).find_all("svg")
+        assert len(charts) == 1
+        assert charts[0].attrs["role"] == "img" and charts[0].find("title").text
+
+
+def test_every_link_resolves(season: SeasonRun) -> None:
+    """Relative links only (works from disk and any host), and none is broken."""
+    rounds: dict[Path, set[str]] = {}
+    for path in html_pages(season.report):
+        page = parse(path)
+        targets = [n.attrs["href"] for n in page.iter() if n.tag in ("a", "link")
+                   and "href" in n.attrs]
+        targets += [n.attrs["src"] for n in page.iter() if "src" in n.attrs]
+        assert targets
+        for target in targets:
+            if target.startswith("data:"):  # inline (the empty favicon): no request at all
+                continue
+            assert not re.match(r"^[a-z]+:|^//|^/", target), (path, target)
+            file, _, fragment = target.partition("#")
+            resolved = (path.parent / file).resolve() if file else path
+            assert resolved.is_file(), (path, target)
+            assert resolved.is_relative_to(season.report.resolve()), (path, target)
+            if fragment:
+                if resolved not in rounds:
+                    options = parse(resolved).find("select", id="round-select")
+                    rounds[resolved] = {f"round-{o.attrs['value']}"
+                                        for o in options.find_all("option")}
+                assert fragment in rounds[resolved], (path, target)
