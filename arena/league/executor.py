@@ -59,15 +59,11 @@ class Executor(Protocol):
 
 def seat_launcher(settings: SandboxSettings, bot: BotManifest, log_dir: Path, label: str
                   ) -> tuple[SeatLauncher, dict[str, Any]]:
-    """The launcher for one seat under the season's sandbox settings, and its description."""
-    from arena.sandbox import PlainLauncher
-
-    if settings.backend == "plain":
-        return PlainLauncher(bot, log_dir, label), {
-            "backend": "plain", "warning": "no isolation: bots run as plain processes"}
+    """The launcher for one seat under the season's sandbox settings, and its description
+    (backend, limits, warnings) for the match log."""
     from arena import sandbox
 
-    return sandbox.season_launcher(settings, bot, log_dir, label)  # type: ignore[attr-defined, no-any-return]
+    return sandbox.season_launcher(settings, bot, log_dir, label)
 
 
 def play_job(job: MatchJob) -> JobOutcome:

@@ -35,6 +35,8 @@ def schedule(entrants: int, table_size: int, matches_per_group: int, seed: int,
                          f"(have {entrants})")
     matches: list[ScheduledMatch] = []
     groups = list(itertools.combinations(range(entrants), table_size))
+    total = len(groups) * matches_per_group * (table_size if duplicate_deals else 1)
+    width = max(5, len(str(total)))  # ids sort in schedule order, however long the season
     # seat_counts[e][p]: how often entrant e has sat in position p so far.
     seat_counts = [[0] * table_size for _ in range(entrants)]
     for group_index, group in enumerate(groups):
@@ -43,14 +45,15 @@ def schedule(entrants: int, table_size: int, matches_per_group: int, seed: int,
                 deal_seed = derive_seed(seed, "deal", group_index, deal)
                 for rotation in range(table_size):
                     matches.append(_match(len(matches), group, rotation, deal_seed,
-                                          group_index, deal))
+                                          group_index, deal, width))
             continue
         used: set[int] = set()
         for repeat in range(matches_per_group):
             rotation = _balancing_rotation(group, seat_counts, used)
             used = set() if len(used) + 1 == table_size else used | {rotation}
             match = _match(len(matches), group, rotation,
-                           derive_seed(seed, "match", len(matches)), group_index, repeat)
+                           derive_seed(seed, "match", len(matches)), group_index, repeat,
+                           width)
             for position, entrant in enumerate(match.seats):
                 seat_counts[entrant][position] += 1
             matches.append(match)
@@ -96,6 +99,6 @@ def _balancing_rotation(group: tuple[int, ...], seat_counts: list[list[int]],
 
 
 def _match(index: int, group: tuple[int, ...], rotation: int, seed: int, group_index: int,
-           deal: int) -> ScheduledMatch:
+           deal: int, width: int) -> ScheduledMatch:
     seats = group[rotation:] + group[:rotation]
-    return ScheduledMatch(f"m{index + 1:05d}", seats, seed, group_index, deal)
+    return ScheduledMatch(f"m{index + 1:0{width}d}", seats, seed, group_index, deal)

@@ -246,6 +246,11 @@ def load_season(path: Path | str) -> Season:
         processes=sandbox_reader.integer("processes", sandbox_defaults.processes, 1),
         cpu_seconds=sandbox_reader.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1),
     )
+    from arena.sandbox import BACKENDS
+
+    if sandbox.backend not in BACKENDS:
+        raise sandbox_reader.error("backend", " or ".join(f'"{b}"' for b in BACKENDS),
+                                   sandbox.backend)
     output = _Reader(path, "output", data.get("output", {}))
     base = path.parent
     return Season(

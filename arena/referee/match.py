@@ -176,6 +176,8 @@ class _Connection:
         self.hello = hello
         self.inbox = _Inbox()
         self.finished = asyncio.Event()
+        self.closed = asyncio.Event()
+        """Set when the bot's side of the stream has ended."""
         self.alive = True
 
     async def send(self, message: pb.PlayResponse) -> bool:
@@ -220,6 +222,7 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
             pass
         finally:
             connection.alive = False
+            connection.closed.set()
             inbox.put_nowait((time.perf_counter(), _DISCONNECTED))
         # Keep the stream open until the match has sent its last message.
         with contextlib.suppress(asyncio.CancelledError):
@@ -312,6 +315,13 @@ async def run_match(
     finally:
         for connection in referee.connections.values():
             connection.finished.set()
+        # Let well-behaved bots read the match end and hang up before they are killed.
+        closing = [asyncio.ensure_future(c.closed.wait())
+                   for c in referee.connections.values() if not c.closed.is_set()]
+        if closing:
+            _, pending = await asyncio.wait(closing, timeout=1.0)
+            for waiter in pending:
+                waiter.cancel()
         for process in processes:
             process.kill()
         await server.stop(grace=0.5)

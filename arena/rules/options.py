@@ -25,6 +25,12 @@ class RuleOptions:
 
     def __post_init__(self) -> None:
         problems = []
+        for option in fields(self):
+            value = getattr(self, option.name)
+            wanted = bool if option.type in ("bool", bool) else int
+            if type(value) is not wanted:  # bool is an int subclass: compare exactly
+                kind = "true or false" if wanted is bool else "a whole number"
+                raise ValueError(f"{option.name} must be {kind}, not {value!r}")
         if self.target_score < 1:
             problems.append(f"target_score must be at least 1, not {self.target_score}")
         if self.turn_limit < 1:

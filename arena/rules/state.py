@@ -170,11 +170,13 @@ class Round:
         self.decision = PLAY_OR_DRAW
 
     def legal_actions(self) -> list[Action]:
-        """The legal actions, sorted; plays leaving one card carry the UNO call (§14)."""
+        """The legal actions, sorted; plays leaving one card carry the UNO call (§14).
+
+        A fresh list: what a caller does with it cannot change the rules."""
         legal = self._legal
         if legal is None:
             legal = self._legal = self._compute_legal()
-        return legal
+        return legal.copy()
 
     def _compute_legal(self) -> list[Action]:
         decision = self.decision
@@ -199,7 +201,9 @@ class Round:
 
     def is_legal(self, action: Action) -> bool:
         """Legal up to the UNO flag: a missing or needless call is legal and has its §14 cost."""
-        legal = self.legal_actions()
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
         if action < DRAW:
             card = action & ~UNO_CALL
             return card in legal or (card | UNO_CALL) in legal

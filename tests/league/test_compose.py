@@ -68,7 +68,7 @@ def test_the_compose_commands_run_a_season_on_a_real_scheduler(tmp_path: Path) -
         text = (ROOT / "sample_bots" / "season.toml").read_text()
         text = text.replace('entrants = ["python/*"]',
                             f'entrants = ["{ROOT}/sample_bots/python/*"]')
-        text = text.replace("matches_per_group = 6", "matches_per_group = 2")
+        text = text.replace("matches_per_group = 10", "matches_per_group = 2")
         text = text.replace('folder = "../runs/sample"', f'folder = "{tmp_path}/runs"')
         text = text.replace('report = "../reports/sample"', f'report = "{tmp_path}/site"')
         season.write_text(text)
