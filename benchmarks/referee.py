@@ -59,30 +59,47 @@ CLIENT = textwrap.dedent('''
 ''')
 
 
-async def ping_pong(requests: list[pb.PlayResponse]) -> float:
-    """Seconds per round trip for a stream replaying ``requests``."""
+async def ping_pong(requests: list[pb.PlayResponse], clients: int = 1) -> float:
+    """Seconds per round trip for streams replaying ``requests``; with two clients the
+    requests alternate between them, as a 2-player match alternates between its bots."""
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-"))
     address = f"unix:{folder / 'pp.sock'}"
+    contexts: list[grpc.aio.ServicerContext] = []
+    everyone = asyncio.Event()
+    done = asyncio.Event()
     timings: list[float] = []
 
     class Echo(pb_grpc.RefereeServiceServicer):
         async def Play(self, request_iterator: object, context: grpc.aio.ServicerContext
                        ) -> None:
             await context.read()  # the client's first message
-            started = time.perf_counter()
-            for message in requests:
-                await context.write(message)
-                await context.read()
-            timings.append((time.perf_counter() - started) / len(requests))
+            contexts.append(context)
+            if len(contexts) == clients:
+                everyone.set()
+            await done.wait()
+
+    async def drive() -> None:
+        await everyone.wait()
+        started = time.perf_counter()
+        for index, message in enumerate(requests):
+            context = contexts[index % clients]
+            await context.write(message)
+            await context.read()
+        timings.append((time.perf_counter() - started) / len(requests))
+        for context in contexts:
             await context.write(pb.PlayResponse(match_end=pb.MatchEnd()))
+        done.set()
 
     server = grpc.aio.server()
     pb_grpc.add_RefereeServiceServicer_to_server(Echo(), server)  # type: ignore[no-untyped-call]
     server.add_insecure_port(address)
     await server.start()
-    client = await asyncio.create_subprocess_exec(
+    runs = [await asyncio.create_subprocess_exec(
         sys.executable, "-c", CLIENT, address, str(len(requests)), "0")
-    await client.wait()
+        for _ in range(clients)]
+    await drive()
+    for run in runs:
+        await run.wait()
     await server.stop(grace=None)
     return timings[0]
 
@@ -145,12 +162,14 @@ def main() -> None:
         seed = 100 + index
         per_decision, per_match, decisions, requests = referee_match(seed, logs)
         transport = asyncio.run(ping_pong(requests))
+        alternating = asyncio.run(ping_pong(requests, clients=2))
         engine, _ = in_process(seed)
         bot = bot_side(requests)
-        rows.append((per_decision, per_match, decisions, transport, engine, bot))
+        rows.append((per_decision, per_match, decisions, transport, engine, bot, alternating))
         print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
-              f"/decision, ping-pong {transport * 1e6:.0f} us, ratio "
-              f"{per_decision / transport:.2f}, {per_match:.2f} s per match")
+              f"/decision, ping-pong {transport * 1e6:.0f} us (two clients "
+              f"{alternating * 1e6:.0f} us), ratio {per_decision / transport:.2f}, "
+              f"{per_match:.2f} s per match")
     referee = statistics.median(r[0] for r in rows)
     transport = statistics.median(r[3] for r in rows)
     engine = statistics.median(r[4] for r in rows)
@@ -159,9 +178,13 @@ def main() -> None:
     print(f"per decision, median of {len(rows)} matches (2 Python sample bots, Unix socket):")
     print(f"  full match over the referee   {referee * 1e6:8.0f} us")
     print(f"  bare gRPC stream ping-pong    {transport * 1e6:8.0f} us   (same message sizes)")
+    alternating = statistics.median(r[6] for r in rows)
+    print(f"  ping-pong alternating 2 clients {alternating * 1e6:6.0f} us   (a 2-player match's "
+          "pattern)")
     ratio = referee / transport
     print(f"  ratio                         {ratio:8.2f}     target <= 1.3: "
           f"{'met' if ratio <= 1.3 else 'NOT met'}")
+    print(f"  ratio to the alternating ping-pong: {referee / alternating:.2f}")
     print(f"  seconds per 2-player match to 500 (start-up included): "
           f"{statistics.median(r[1] for r in rows):.2f}")
     print("  split of a decision:")
