@@ -38,7 +38,18 @@ from arena.report.serve import make_server
 from arena.rules import events
 from arena.rules.narration import describe
 from arena.rules.options import RuleOptions
-from arena.sandbox import BotManifest, ManifestError, PlainLauncher, load_manifest
+from arena.sandbox import (
+    BACKENDS,
+    BotManifest,
+    BuildError,
+    ManifestError,
+    SandboxError,
+    SandboxLimits,
+    load_manifest,
+    make_launcher,
+    prepare,
+    sandbox_record,
+)
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -98,6 +109,33 @@ def _limits(args: argparse.Namespace) -> Limits:
     return Limits(decision_deadline=args.deadline, time_bank=args.time_bank)
 
 
+def _sandbox_limits(args: argparse.Namespace, command: str) -> SandboxLimits | None:
+    try:
+        return SandboxLimits(memory_mib=args.memory, processes=args.processes,
+                             cpu_seconds=args.cpu_seconds,
+                             build_network=not args.offline_build)
+    except ValueError as error:
+        print(f"arena {command}: {error}", file=sys.stderr)
+        return None
+
+
+def _build(bots: list[BotManifest], args: argparse.Namespace, limits: SandboxLimits,
+           logs: Path, command: str) -> list[BotManifest] | None:
+    """Run each bot's build step once (sandboxed, on a private copy) unless --no-build."""
+    if args.no_build:
+        return bots
+    built = []
+    for bot in bots:
+        if bot.build:
+            print(f"building {bot.label}: {' '.join(bot.build)}", file=sys.stderr, flush=True)
+        try:
+            built.append(prepare(bot, args.sandbox, limits, logs))
+        except (BuildError, SandboxError) as error:
+            print(f"arena {command}: {error}", file=sys.stderr)
+            return None
+    return built
+
+
 def _play(args: argparse.Namespace) -> int:
     """Play matches between bot processes over the referee and print a summary."""
     bots = _load_bots(args.bots, "play")
@@ -106,11 +144,18 @@ def _play(args: argparse.Namespace) -> int:
     if not 2 <= len(bots) <= 10:
         print("arena play: give 2 to 10 bot folders, one per seat", file=sys.stderr)
         return 2
+    sandbox_limits = _sandbox_limits(args, "play")
+    if sandbox_limits is None:
+        return 2
+    logs = Path(args.logs)
+    built = _build(bots, args, sandbox_limits, logs, "play")
+    if built is None:
+        return 2
+    bots = built
     console = Console()
     options = RuleOptions(target_score=args.target)
     n = len(bots)
     stats = [{"wins": 0.0, "points": 0, "faults": 0, "dq": 0} for _ in bots]
-    logs = Path(args.logs)
     decisions = 0
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -120,12 +165,17 @@ def _play(args: argparse.Namespace) -> int:
             shift = index % n  # rotate seats so no bot keeps one position
             order = [(seat + shift) % n for seat in range(n)]
             match_id = f"match-{index + 1:04d}"
-            seats: list[Seat] = [
-                None if args.listen else
-                PlainLauncher(bots[b], logs / match_id, f"seat{seat}-{bots[b].name}")
-                for seat, b in enumerate(order)]
+            try:
+                seats: list[Seat] = [
+                    None if args.listen else
+                    make_launcher(args.sandbox, bots[b], sandbox_limits, logs / match_id,
+                                  f"seat{seat}-{bots[b].name}")
+                    for seat, b in enumerate(order)]
+            except SandboxError as error:
+                print(f"arena play: {error}", file=sys.stderr)
+                return 2
             spec = MatchSpec(match_id, args.seed + index, n, options, _limits(args),
-                             logs / f"{match_id}.jsonl.gz")
+                             logs / f"{match_id}.jsonl.gz", sandbox=sandbox_record(seats))
             outcome = asyncio.run(run_match(spec, seats, address=args.listen))
             decisions += outcome.decisions
             winners = outcome.places.count(1)
@@ -163,9 +213,22 @@ def _check(args: argparse.Namespace) -> int:
     console = Console()
     console.print(f"checking {bot.label} ({bot.folder})")
     logs = Path(args.logs)
+    sandbox_limits = _sandbox_limits(args, "check")
+    if sandbox_limits is None:
+        return 2
+    built = _build([bot], args, sandbox_limits, logs, "check")
+    if built is None:
+        return 2
+    bot = built[0]
+    try:
+        make_launcher(args.sandbox, bot, sandbox_limits, logs, "check")
+    except SandboxError as error:
+        print(f"arena check: {error}", file=sys.stderr)
+        return 2
 
     def launcher(index: int) -> Seat:
-        return PlainLauncher(bot, logs, f"check-{index + 1}-{bot.name}")
+        return make_launcher(args.sandbox, bot, sandbox_limits, logs,
+                             f"check-{index + 1}-{bot.name}")
 
     outcomes = []
     for spec, seats, bot_seat in check.plan(launcher, args.matches):
@@ -281,6 +344,8 @@ def _print_standings(season: Season, console: Console) -> None:
         names = {int(str(e["id"])): f"{e['name']} {e['version']}" for e in store.entrants()}
     finally:
         store.close()
+    if not console.is_terminal:  # piped or logged: do not squeeze the table into 80 columns
+        console = Console(width=120)
     table = Table(title=f"{season.name}: standings (TrueSkill rating = mu - 3 sigma; "
                         "place and score are averages)")
     for column in ("#", "bot", "rating", "mu", "sigma", "P>next", "games", "wins", "win%",
@@ -446,6 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="listen on ADDRESS (e.g. localhost:50051) and wait for bots started "
                            "by hand, printing each seat's token")
     _limit_options(play)
+    _sandbox_options(play)
     play.set_defaults(run=_play)
 
     check_parser = commands.add_parser("check", help="conformance check for a bot folder",
@@ -453,6 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
     check_parser.add_argument("bot", metavar="BOT_DIR")
     check_parser.add_argument("--matches", type=int, default=2)
     check_parser.add_argument("--logs", default="runs/check", help="folder for the bot's output")
+    _sandbox_options(check_parser)
     check_parser.set_defaults(run=_check)
 
     replay_parser = commands.add_parser("replay", help="re-run and show a match log",
@@ -502,6 +569,23 @@ def _limit_options(parser: argparse.ArgumentParser) -> None:
                         help="seconds per decision (default 1)")
     parser.add_argument("--time-bank", type=float, default=10.0,
                         help="extra seconds per match (default 10)")
+
+
+def _sandbox_options(parser: argparse.ArgumentParser) -> None:
+    defaults = SandboxLimits()
+    parser.add_argument("--sandbox", choices=BACKENDS, default="bubblewrap",
+                        help="how bots are isolated (default bubblewrap; where it cannot run, "
+                             "the weaker fallback, with a warning)")
+    parser.add_argument("--memory", type=int, default=defaults.memory_mib, metavar="MIB",
+                        help=f"memory cap per bot in MiB (default {defaults.memory_mib})")
+    parser.add_argument("--processes", type=int, default=defaults.processes,
+                        help=f"processes and threads per bot (default {defaults.processes})")
+    parser.add_argument("--cpu-seconds", type=int, default=defaults.cpu_seconds,
+                        help=f"CPU seconds per bot process (default {defaults.cpu_seconds})")
+    parser.add_argument("--no-build", action="store_true",
+                        help="run bot folders as they are, skipping their build steps")
+    parser.add_argument("--offline-build", action="store_true",
+                        help="no network during build steps (npm ci needs the registry)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,7 @@ from arena.league.schedule import ScheduledMatch, schedule
 from arena.league.season import Season, SeasonError
 from arena.league.store import SeasonStore
 from arena.rating import Leaderboard, rate_season
+from arena.sandbox.manifest import BotManifest
 
 
 @dataclass(frozen=True)
@@ -78,17 +79,27 @@ def run_season(season: Season, executor: Executor | None = None,
             partial.unlink(missing_ok=True)
         pending = set(store.pending())
         by_id = {m.match_id: m for m in matches}
+        needed = {e for m in matches if m.match_id in pending for e in m.seats}
+        ready, broken = prepare_entrants(season, needed)
+        failures: list[tuple[str, str]] = []
+        for match in matches:
+            reasons = [broken[e] for e in match.seats if e in broken]
+            if match.match_id in pending and reasons:
+                store.record_failure(match.match_id, reasons[0])
+                failures.append((match.match_id, reasons[0]))
+                pending.discard(match.match_id)
         jobs = [
             MatchJob(match_id=m.match_id, seed=m.seed,
-                     bots=tuple(season.entrants[e] for e in m.seats), rules=season.rules,
+                     bots=tuple(ready[e] for e in m.seats), rules=season.rules,
                      limits=season.limits, sandbox=season.sandbox,
                      log_path=season.logs / f"{m.match_id}.jsonl.gz",
                      output_dir=season.logs / m.match_id)
             for m in matches if m.match_id in pending and m.match_id in by_id]
         executor = executor or LocalExecutor(season.parallelism)
-        played = failed = 0
-        failures: list[tuple[str, str]] = []
-        summary = RunSummary(len(matches), len(matches) - len(jobs), 0, 0, ())
+        played = 0
+        failed = len(failures)
+        already = len(matches) - len(jobs) - failed
+        summary = RunSummary(len(matches), already, 0, failed, tuple(failures))
         for outcome in executor.run(jobs):
             if outcome.record is not None:
                 store.record(outcome.record)
@@ -97,13 +108,33 @@ def run_season(season: Season, executor: Executor | None = None,
                 store.record_failure(outcome.match_id, outcome.error or "unknown error")
                 failed += 1
                 failures.append((outcome.match_id, outcome.error or ""))
-            summary = RunSummary(len(matches), len(matches) - len(jobs), played, failed,
-                                 tuple(failures))
+            summary = RunSummary(len(matches), already, played, failed, tuple(failures))
             if on_outcome is not None:
                 on_outcome(outcome, summary)
         return summary
     finally:
         store.close()
+
+
+def prepare_entrants(season: Season, needed: set[int]
+                     ) -> tuple[list[BotManifest], dict[int, str]]:
+    """Run each needed entrant's build step once (sandboxed; reused while its content is
+    unchanged). Returns the manifests to play with and, for entrants whose build failed,
+    the reason: their matches fail with it and the rest of the season goes on."""
+    from arena.sandbox import BuildError, SandboxError, limits_from, prepare
+
+    ready = list(season.entrants)
+    broken: dict[int, str] = {}
+    limits = limits_from(season.sandbox)
+    for index in sorted(needed):
+        bot = season.entrants[index]
+        if not bot.build:
+            continue
+        try:
+            ready[index] = prepare(bot, season.sandbox.backend, limits, season.folder)
+        except (BuildError, SandboxError) as error:
+            broken[index] = f"entrant {bot.label} could not be built: {error}"
+    return ready, broken
 
 
 def leaderboard(store: SeasonStore) -> Leaderboard:

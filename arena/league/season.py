@@ -54,6 +54,9 @@ class SandboxSettings:
     memory_mb: int = 768
     processes: int = 64
     cpu_seconds: int = 600
+    build_network: bool = True
+    """Build steps may reach package registries (npm ci); bots never have a network."""
+    build_seconds: int = 600
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -245,6 +248,8 @@ def load_season(path: Path | str) -> Season:
         memory_mb=sandbox_reader.integer("memory_mb", sandbox_defaults.memory_mb, 64),
         processes=sandbox_reader.integer("processes", sandbox_defaults.processes, 1),
         cpu_seconds=sandbox_reader.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1),
+        build_network=sandbox_reader.boolean("build_network", sandbox_defaults.build_network),
+        build_seconds=sandbox_reader.integer("build_seconds", sandbox_defaults.build_seconds, 1),
     )
     from arena.sandbox import BACKENDS
 

@@ -563,8 +563,12 @@ class _MatchLoop:
             if reply is _DISCONNECTED:
                 process_note = ""
                 if seat in self.processes:
-                    code = self.processes[seat].poll()
-                    if code is not None:
+                    process = self.processes[seat]
+                    code = process.poll()
+                    note = getattr(process, "exit_note", lambda: "")()
+                    if note:
+                        process_note = f" ({note})"
+                    elif code is not None:
                         process_note = f" (process exited with code {code})"
                 self._fault(seat, FaultKind.DISCONNECTED, "the bot closed its stream"
                             + process_note)

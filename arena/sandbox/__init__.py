@@ -1,6 +1,149 @@
-"""Starting bot processes: bot manifests and launcher backends behind one interface."""
+"""Starting bot processes: bot manifests and launcher backends behind one interface.
 
+``make_launcher(backend, manifest, limits, log_dir, label)`` gives the referee a seat
+launcher; ``prepare(manifest, backend, limits, log_dir)`` runs a bot's build step once
+before it plays. Backends (``arena/sandbox/README.md`` compares what each contains):
+
+* ``bubblewrap`` (default): namespaces, read-only runtimes, private tmpfs, seccomp, cgroups,
+  a uid per bot. Where it cannot run, ``make_launcher`` falls back loudly to ``fallback``.
+* ``fallback``: resource limits and network/pid namespaces only; a warning in every log.
+* ``docker``: a container per bot, for hosts with a Docker engine.
+* ``plain``: no isolation at all (development only).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from arena.sandbox import bubblewrap
+from arena.sandbox.bubblewrap import BubblewrapLauncher
+from arena.sandbox.build import BuildError, build
+from arena.sandbox.docker import DockerLauncher
+from arena.sandbox.fallback import FallbackLauncher
+from arena.sandbox.launcher import Backend, SandboxError, SandboxLauncher, StartedProcess
+from arena.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
 from arena.sandbox.plain import PlainLauncher, PlainProcess
 
-__all__ = ["BotManifest", "ManifestError", "PlainLauncher", "PlainProcess", "load_manifest"]
+Launcher = SandboxLauncher | PlainLauncher
+BACKENDS = tuple(str(b) for b in Backend)
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        print(f"\n*** WARNING: {message} ***\n", file=sys.stderr, flush=True)
+
+
+def make_launcher(backend: str | Backend, manifest: BotManifest,
+                  limits: SandboxLimits = DEFAULT_LIMITS, log_dir: Path = Path("runs"),
+                  label: str = "bot") -> Launcher:
+    """The seat launcher for ``manifest`` under ``backend``; its output goes to
+    ``log_dir/label.{stdout,stderr}.log``. ``describe()`` gives the log header record.
+
+    ``bubblewrap`` falls back to ``fallback`` (with a warning on stderr and in
+    ``describe()``) when bubblewrap cannot run here. SandboxError when the backend cannot
+    be used at all (docker without an engine, a bot folder the bot's uid cannot read)."""
+    try:
+        chosen = Backend(backend)
+    except ValueError:
+        raise SandboxError(f"unknown sandbox backend {backend!r}; choose one of "
+                           f"{', '.join(BACKENDS)}") from None
+    if chosen is Backend.PLAIN:
+        return PlainLauncher(manifest, log_dir, label)
+    if chosen is Backend.DOCKER:
+        return DockerLauncher(manifest, log_dir, label, limits)
+    if chosen is Backend.FALLBACK:
+        _warn_once("the FALLBACK sandbox isolates only network, processes and resources: "
+                   "bots can read and write the host's files")
+        return FallbackLauncher(manifest, log_dir, label, limits)
+    reason = bubblewrap.probe()
+    if reason is None:
+        return BubblewrapLauncher(manifest, log_dir, label, limits)
+    _warn_once(f"bubblewrap cannot run here ({reason}); bots run in the FALLBACK sandbox, "
+               "which isolates only network, processes and resources")
+    return FallbackLauncher(manifest, log_dir, label, limits, reason=reason)
+
+
+def describe(launcher: object) -> dict[str, Any]:
+    """A launcher's record for ``MatchSpec.sandbox`` (empty for a seat with no launcher)."""
+    method = getattr(launcher, "describe", None)
+    return dict(method()) if callable(method) else {}
+
+
+def sandbox_record(launchers: Sequence[object]) -> dict[str, Any]:
+    """One ``MatchSpec.sandbox`` record for the seats of a match: the first launcher's
+    description, with every seat's warnings."""
+    records = [describe(launcher) for launcher in launchers]
+    records = [r for r in records if r]
+    if not records:
+        return {}
+    warnings: list[str] = []
+    for record in records:
+        warnings += [w for w in record.get("warnings", []) if w not in warnings]
+    return {**records[0], "warnings": warnings}
+
+
+def prepare(manifest: BotManifest, backend: str | Backend = Backend.BUBBLEWRAP,
+            limits: SandboxLimits = DEFAULT_LIMITS, log_dir: Path = Path("runs")
+            ) -> BotManifest:
+    """Run the bot's build step (if its bot.toml has one) once, in the backend's sandbox,
+    and return the manifest to play with (the built copy). BuildError if it fails."""
+    if not manifest.build:
+        return manifest
+    builds = log_dir / "builds"
+
+    def start(built: BotManifest, label: str) -> StartedProcess:
+        launcher = make_launcher(backend, built, limits, builds, label)
+        if isinstance(launcher, PlainLauncher):
+            env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(built.folder),
+                   "LANG": "C.UTF-8"}
+            return PlainProcess(list(built.build), built.folder, env, builds, label,
+                                limits.output_bytes)
+        return launcher.start(list(built.build), {}, None, build=True)
+
+    return build(manifest, start, log_dir, limits.build_seconds)
+
+
+class SandboxSettingsLike(Protocol):
+    """What a season file says about the sandbox (``arena.league.season.SandboxSettings``)."""
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def memory_mb(self) -> int: ...
+
+    @property
+    def processes(self) -> int: ...
+
+    @property
+    def cpu_seconds(self) -> int: ...
+
+
+def limits_from(settings: SandboxSettingsLike) -> SandboxLimits:
+    return SandboxLimits(memory_mib=settings.memory_mb, processes=settings.processes,
+                         cpu_seconds=settings.cpu_seconds,
+                         build_network=getattr(settings, "build_network", False),
+                         build_seconds=getattr(settings, "build_seconds", 600))
+
+
+def season_launcher(settings: SandboxSettingsLike, bot: BotManifest, log_dir: Path,
+                    label: str) -> tuple[Launcher, dict[str, Any]]:
+    """The launcher for one seat under a season's sandbox settings, and its description."""
+    launcher = make_launcher(settings.backend, bot, limits_from(settings), log_dir, label)
+    return launcher, describe(launcher)
+
+
+__all__ = [
+    "BACKENDS", "DEFAULT_LIMITS", "Backend", "BotManifest", "BubblewrapLauncher", "BuildError",
+    "DockerLauncher", "FallbackLauncher", "Launcher", "ManifestError", "PlainLauncher",
+    "PlainProcess", "SandboxError", "SandboxLauncher", "SandboxLimits", "StartedProcess",
+    "describe", "limits_from", "load_manifest", "make_launcher", "prepare", "sandbox_record",
+    "season_launcher",
+]

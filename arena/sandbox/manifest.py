@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import tomllib
 from dataclasses import dataclass
@@ -32,12 +33,28 @@ class BotManifest:
     def content_hash(self) -> str:
         """A hash of every file in the folder, so a changed bot is a new version."""
         digest = hashlib.sha256()
+        patterns = ignored_patterns(self.folder)
         for path in sorted(p for p in self.folder.rglob("*") if p.is_file()):
-            relative = path.relative_to(self.folder).as_posix()
-            if "__pycache__" in relative or relative.startswith("node_modules/"):
+            parts = path.relative_to(self.folder).parts
+            if any(fnmatch.fnmatch(part, p) for part in parts for p in patterns):
                 continue
-            digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
+            digest.update("/".join(parts).encode() + b"\0" + path.read_bytes() + b"\0")
         return digest.hexdigest()[:16]
+
+
+def ignored_patterns(folder: Path) -> list[str]:
+    """What is not part of a bot's sources: caches, and what its top-level .gitignore names
+    (``node_modules/``, ``build/``...): left out of content hashes and build copies."""
+    patterns = ["__pycache__", ".arena-built", ".git"]
+    try:
+        lines = (folder / ".gitignore").read_text().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith(("#", "!")):
+            patterns.append(line.strip("/"))
+    return patterns
 
 
 def _argv(data: dict[str, object], key: str, where: str, required: bool) -> tuple[str, ...]:

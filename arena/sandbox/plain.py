@@ -36,10 +36,15 @@ def _copy_capped(source: IO[bytes], target: Path, cap: int) -> None:
 
 def resolve_command(manifest: BotManifest) -> list[str]:
     """The run command; ``python``/``python3`` mean the referee's own interpreter, so a
-    Python bot finds the ``arena`` SDK wherever the platform is installed."""
+    Python bot finds the ``arena`` SDK wherever the platform is installed. A bot with
+    ``protocol = "stdio-json"`` runs behind the stdio bridge (``arena.bots.stdio_bridge``),
+    which speaks gRPC to the referee and JSON lines to the bot."""
     argv = list(manifest.run)
     if argv[0] in ("python", "python3"):
         argv[0] = sys.executable
+    if manifest.protocol == "stdio-json":
+        argv = [sys.executable, "-m", "arena.bots.stdio_bridge", "--name", manifest.name,
+                "--version", manifest.version, "--", *argv]
     return argv
 
 
@@ -47,6 +52,8 @@ class PlainProcess:
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], log_dir: Path,
                  label: str, output_cap: int = OUTPUT_CAP_BYTES) -> None:
         log_dir.mkdir(parents=True, exist_ok=True)
+        self.stdout_path = log_dir / f"{label}.stdout.log"
+        self.stderr_path = log_dir / f"{label}.stderr.log"
         self.popen = subprocess.Popen(
             argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, start_new_session=True)
@@ -61,6 +68,9 @@ class PlainProcess:
 
     def poll(self) -> int | None:
         return self.popen.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.popen.wait(timeout)
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -78,6 +88,12 @@ class PlainLauncher:
         self.manifest = manifest
         self.log_dir = log_dir
         self.label = label
+
+    def describe(self) -> dict[str, object]:
+        """The record for the match log header."""
+        return {"backend": "plain", "limits": None, "isolation": None,
+                "warnings": ["PLAIN: no sandbox; the bot runs as the referee's user with no "
+                             "isolation and no resource limits"]}
 
     def __call__(self, env: dict[str, str], socket_dir: Path) -> PlainProcess:
         full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp",

@@ -44,10 +44,10 @@ def test_check_fails_a_broken_bot_with_a_useful_message(tmp_path: Path) -> None:
 def test_check_fails_an_illegal_bot(tmp_path: Path) -> None:
     bot = tmp_path / "illegal"
     bot.mkdir()
-    (bot / "bot.toml").write_text(
-        f'name = "illegal"\nversion = "1"\nlanguage = "python"\n'
-        f'run = ["python3", "{BOTS / "misbehave.py"}", "illegal"]\n')
-    (bot / "rawbot.py").write_text((BOTS / "rawbot.py").read_text())
+    (bot / "bot.toml").write_text('name = "illegal"\nversion = "1"\nlanguage = "python"\n'
+                                  'run = ["python3", "misbehave.py", "illegal"]\n')
+    for script in ("misbehave.py", "rawbot.py"):  # a sandboxed bot sees only its own folder
+        (bot / script).write_text((BOTS / script).read_text())
     result = arena("check", str(bot), "--logs", str(tmp_path / "logs"), cwd=tmp_path)
     assert result.returncode == 1
     assert "FAIL plays only legal actions: action index 999 out of range" in result.stdout

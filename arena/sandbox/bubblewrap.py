@@ -1,0 +1,278 @@
+"""The default backend: each bot in a bubblewrap sandbox.
+
+Inside, the bot sees a fresh root: ``/usr`` and the loader's files read-only, the runtimes
+its language needs read-only at their own paths (the Python interpreter prefix and the
+``arena`` package for Python and stdio-json bots, Node's prefix for JavaScript), its own
+folder read-only at ``/bot`` (its working directory), the match's socket folder read-only at
+``/run/arena``, a private tmpfs of capped size at ``/tmp`` (also HOME), a fresh ``/proc``
+(its own processes only) and a minimal ``/dev``. Nothing else of the host exists there: not
+the other bots, not the referee's files or logs, not /root or the rest of the checkout.
+
+It runs in new user, pid, network (no interface up: no 127.0.0.1, no DNS), IPC, UTS and
+cgroup namespaces, as a uid of its own (when the referee is root), with no capabilities,
+no-new-privileges, in a new session, killed with its parent, under the seccomp filter of
+``arena.sandbox.seccomp`` and the cgroup and rlimit caps of ``SandboxLimits``.
+
+bubblewrap's arguments (the bot's token among them) go through a file descriptor, not the
+command line, so other host users cannot read them in ``ps``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from arena.sandbox import seccomp
+from arena.sandbox.build import hand_over
+from arena.sandbox.launcher import (
+    BOT_ENV,
+    Backend,
+    SandboxError,
+    SandboxLauncher,
+    allocate_uid,
+    is_root,
+    rlimits,
+)
+from arena.sandbox.limits import MIB, SandboxLimits
+from arena.sandbox.manifest import BotManifest
+from arena.sandbox.plain import resolve_command
+from arena.sandbox.process import FIRST_FILE, HelperPlan, SandboxProcess
+
+BOT_DIR = "/bot"
+SOCKET_DIR = "/run/arena"
+USERNS_PLACEHOLDER = "@ARENA_USERNS_FD@"
+ARENA_PACKAGE = Path(__file__).resolve().parents[1]
+LOADER_FILES = ("/etc/ld.so.cache", "/etc/alternatives")
+"""The dynamic loader's cache, and /etc/alternatives for Debian's symlinked tools (each bind
+costs start-up time: bots get no more of /etc; their clock is UTC)."""
+NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf",
+                 "/etc/ssl", "/etc/ca-certificates", "/etc/pki")
+"""Only for a build step allowed on the network (``SandboxLimits.build_network``)."""
+TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+VISIBLE = ("/usr", "/dev", "/proc", "/etc/alternatives", *(f"/{n}" for n in TOP_LEVEL))
+"""Host paths that exist inside every sandbox (as themselves or as fresh mounts)."""
+RUNTIMES_VARIABLE = "ARENA_SANDBOX_RUNTIMES"
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def _under(path: Path, others: list[Path]) -> bool:
+    return any(path == other or other in path.parents for other in others)
+
+
+def _file(files: list[tuple[str, bytes]], name: str, content: bytes) -> str:
+    """Add an anonymous file for the sandbox command; its fd number there."""
+    files.append((name, content))
+    return str(FIRST_FILE + len(files) - 1)
+
+
+def extra_runtimes() -> list[Path]:
+    """Read-only folders the operator adds for every bot (``ARENA_SANDBOX_RUNTIMES``,
+    colon-separated, e.g. a JDK under /opt). Entrants cannot add any: a bot.toml that named
+    another entrant's folder would otherwise read it."""
+    value = os.environ.get(RUNTIMES_VARIABLE, "")
+    return [Path(part) for part in value.split(":") if part]
+
+
+def runtime_paths(manifest: BotManifest, argv: list[str]) -> list[Path]:
+    """Host folders the bot's runtime needs, bound read-only at the same path (beyond /usr)."""
+    wanted: list[Path] = extra_runtimes()
+    uses_python = (manifest.language == "python" or manifest.protocol == "stdio-json"
+                   or sys.executable in argv)
+    if uses_python:
+        wanted += [Path(sys.base_prefix), Path(sys.prefix), ARENA_PACKAGE]
+        wanted.append(Path(sys.executable).resolve().parent.parent)
+    if manifest.language == "javascript" or argv[0] in ("node", "nodejs"):
+        node = shutil.which("node") or shutil.which("nodejs")
+        if node:
+            wanted.append(Path(node).resolve().parent.parent)
+    kept: list[Path] = [Path("/usr")]
+    for path in sorted({p.resolve() for p in wanted if p.exists()}, key=lambda p: len(p.parts)):
+        if path != Path("/") and not _under(path, kept):
+            kept.append(path)
+    return kept[1:]
+
+
+def outside_paths(manifest: BotManifest, argv: list[str], runtimes: list[Path]) -> list[str]:
+    """Absolute host paths in a command that the sandbox will not show the bot."""
+    visible = [manifest.folder, *runtimes, *(Path(p) for p in VISIBLE)]
+    return [arg for arg in argv if arg.startswith("/") and os.path.exists(arg)
+            and not _under(Path(arg), visible) and not _under(Path(arg).resolve(), visible)]
+
+
+def unreadable_by_others(folder: Path) -> str | None:
+    """The first of the folder and its direct entries that others cannot read, or None."""
+    for path in [folder, *sorted(folder.iterdir())]:
+        mode = path.stat().st_mode
+        needed = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+        if mode & needed != needed:
+            return "the folder itself" if path == folder else path.name
+    return None
+
+
+@functools.cache
+def probe() -> str | None:
+    """None if bubblewrap works here, else why not (run once per process)."""
+    if bwrap_path() is None:
+        return "bwrap is not installed (Debian package bubblewrap)"
+    try:
+        seccomp.bot_filter()
+    except seccomp.SeccompUnavailable as error:
+        return str(error)
+    folder = Path(tempfile.mkdtemp(prefix="arena-probe-"))
+    folder.chmod(0o755)
+    try:
+        manifest = BotManifest(folder=folder, name="probe", version="0", language="other",
+                               run=("/usr/bin/true",))
+        launcher = BubblewrapLauncher(manifest, folder / "logs", "probe", SandboxLimits())
+        process = launcher.start(["/usr/bin/true"], {}, None)
+        try:
+            code = process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            code = -1
+        process.kill()
+        if code != 0:
+            lines = process.stderr_path.read_text(errors="replace").strip().splitlines()
+            return f"bubblewrap failed here: {lines[-1] if lines else f'exit code {code}'}"
+        return None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class BubblewrapLauncher(SandboxLauncher):
+    """Start a bot in a bubblewrap sandbox (see the module documentation)."""
+
+    backend = Backend.BUBBLEWRAP
+
+    def __init__(self, manifest: BotManifest, log_dir: Path, label: str,
+                 limits: SandboxLimits) -> None:
+        super().__init__(manifest, log_dir, label, limits)
+        bwrap = bwrap_path()
+        if bwrap is None:
+            raise SandboxError("bubblewrap is not installed: apt-get install bubblewrap, or "
+                               "choose the fallback sandbox")
+        self.bwrap = bwrap
+        self.distinct_uid = is_root()
+        if self.distinct_uid:
+            unreadable = unreadable_by_others(manifest.folder)
+            if unreadable:
+                raise SandboxError(
+                    f"{manifest.folder}: {unreadable} cannot be read by other users, and the "
+                    "sandboxed bot runs under a uid of its own; make the bot folder readable: "
+                    f"chmod -R o+rX {manifest.folder}")
+        if not self.distinct_uid:
+            self.warnings.append("the referee is not root: bots run under the referee's uid "
+                                 "(in their own user namespace), RLIMIT_NPROC is not set")
+        self.check_command(resolve_command(manifest))
+        try:
+            self.filter: bytes | None = seccomp.bot_filter()
+        except seccomp.SeccompUnavailable as error:
+            self.filter = None
+            self.warnings.append(f"no seccomp filter ({error}): only the empty network "
+                                 "namespace stops other socket families")
+
+    def check_command(self, argv: list[str]) -> None:
+        """SandboxError if the command needs host files the sandbox hides."""
+        outside = outside_paths(self.manifest, argv, runtime_paths(self.manifest, argv))
+        if outside:
+            raise SandboxError(
+                f"{self.manifest.folder / 'bot.toml'}: the command {argv} uses "
+                f"{', '.join(outside)}, outside the bot folder; the sandbox shows a bot only "
+                "its own folder and the runtimes: copy what it needs into the folder (an "
+                f"operator can add runtime folders for every bot with {RUNTIMES_VARIABLE})")
+
+    def isolation(self) -> dict[str, Any]:
+        return {
+            **super().isolation(),
+            "namespaces": ["user", "pid", "net", "ipc", "uts", "cgroup", "mount"],
+            "uid": "one per bot" if self.distinct_uid else "the referee's",
+            "filesystem": "read-only /usr, runtimes and bot folder; private tmpfs /tmp",
+            "seccomp": seccomp.describe() if self.filter is not None else None,
+        }
+
+    def start(self, argv: list[str], env: dict[str, str], socket_dir: Path | None, *,
+              build: bool = False) -> SandboxProcess:
+        limits = self.limits.for_build() if build else self.limits
+        network = build and limits.build_network
+        label = f"{self.label}.build" if build else self.label
+        if build:
+            self.check_command(argv)
+        uid = allocate_uid() if self.distinct_uid else None
+        if build and uid is not None:
+            hand_over(self.manifest.folder, uid)
+        files: list[tuple[str, bytes]] = []
+        args, command = self._arguments(argv, env, socket_dir, limits, uid, network, build,
+                                        files)
+        arguments = _file(files, "bwrap-args", b"".join(
+            a.encode("utf-8", "surrogateescape") + b"\0" for a in args))
+        if uid is not None:
+            outer = [self.bwrap, "--userns", USERNS_PLACEHOLDER, "--uid", str(uid),
+                     "--gid", str(uid), "--args", arguments, "--", *command]
+        else:
+            outer = [self.bwrap, "--unshare-user", "--disable-userns", "--args", arguments,
+                     "--", *command]
+        group = self.make_cgroups(limits, label)
+        plan = HelperPlan(
+            argv=outer, cgroups=group, uid=uid, files=files,
+            rlimits=rlimits(limits, memory_capped=group is not None and
+                            "memory" in group.directories, count_processes=uid is not None),
+            userns_placeholder=USERNS_PLACEHOLDER if uid is not None else None)
+        return SandboxProcess(plan, log_dir=self.log_dir, label=label,
+                              output_cap=limits.output_bytes)
+
+    def _arguments(self, argv: list[str], env: dict[str, str], socket_dir: Path | None,
+                   limits: SandboxLimits, uid: int | None, network: bool, writable: bool,
+                   files: list[tuple[str, bytes]]) -> tuple[list[str], list[str]]:
+        """bubblewrap's options (passed through a file descriptor) and the command."""
+        folder = self.manifest.folder
+        args = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+                "--hostname", "arena-bot"]
+        if not network:
+            args.append("--unshare-net")
+        args += ["--ro-bind", "/usr", "/usr"]
+        for name in TOP_LEVEL:
+            path = Path("/") / name
+            if path.is_symlink():
+                args += ["--symlink", str(path.readlink()), str(path)]
+            elif path.is_dir():
+                args += ["--ro-bind", str(path), str(path)]
+        for name in LOADER_FILES + (NETWORK_FILES if network else ()):
+            args += ["--ro-bind-try", name, name]
+        bot_uid = uid if uid is not None else os.getuid()
+        # Some runtimes look the uid up (the JVM, Python's getpass).
+        passwd = (f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                  f"bot:x:{bot_uid}:{bot_uid}:bot:/tmp:/usr/sbin/nologin\n")
+        args += ["--ro-bind-data", _file(files, "passwd", passwd.encode()), "/etc/passwd"]
+        for path in runtime_paths(self.manifest, argv):
+            args += ["--ro-bind", str(path), str(path)]
+        args += ["--proc", "/proc", "--dev", "/dev",
+                 "--perms", "1777", "--size", str(limits.tmpfs_mib * MIB), "--tmpfs", "/tmp",
+                 "--bind" if writable else "--ro-bind", str(folder), BOT_DIR]
+        environment = dict(BOT_ENV)
+        if any(sys.executable == a for a in argv):
+            environment["PATH"] = f"{Path(sys.executable).parent}:{environment['PATH']}"
+        environment.update(env)
+        if socket_dir is not None:
+            args += ["--ro-bind", str(socket_dir), SOCKET_DIR]
+            address = environment.get("ARENA_ADDRESS", "")
+            if address.startswith("unix:") and Path(address[5:]).parent == socket_dir:
+                environment["ARENA_ADDRESS"] = f"unix:{SOCKET_DIR}/{Path(address[5:]).name}"
+        if self.filter is not None and not network:
+            args += ["--seccomp", _file(files, "seccomp", self.filter)]
+        # The root (a tmpfs holding the mount points) is read-only too: the bot writes /tmp.
+        args += ["--remount-ro", "/", "--chdir", BOT_DIR, "--clearenv"]
+        for name, value in environment.items():
+            args += ["--setenv", name, value]
+        inside = [BOT_DIR + a[len(str(folder)):] if a == str(folder) or
+                  a.startswith(str(folder) + "/") else a for a in argv]
+        return args, inside

@@ -1,0 +1,228 @@
+"""Control groups for one bot: the memory cap that kills reliably, the process cap, CPU quota.
+
+Each bot gets its own child cgroup under the referee's own cgroup (so a season run inside a
+container or a systemd slice stays inside its limits). cgroup v2 is used where the referee's
+cgroup hands the memory controller to its children; on hybrid hosts (v2 mounted without
+controllers, as on our machines) the v1 ``memory``, ``pids`` and ``cpu`` hierarchies are used.
+Where neither works the launcher falls back to RLIMIT_AS and records a warning.
+
+The referee moves the bot's launcher helper into the cgroups before the helper starts
+anything, so every process of the bot is counted from the first fork.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import os
+import re
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.sandbox.limits import SandboxLimits
+
+CONTROLLERS = ("memory", "pids", "cpu")
+CPU_PERIOD_US = 100_000
+_counter = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class CgroupHost:
+    """Where this process may create child cgroups, per controller."""
+
+    version: int
+    parents: dict[str, Path]
+    """controller -> the directory (the referee's own cgroup) to create children in."""
+
+    def describe(self) -> str:
+        return f"cgroup v{self.version} ({', '.join(sorted(self.parents))})"
+
+
+def _own_paths() -> dict[str, str]:
+    """controller (or "" for v2) -> this process's cgroup path, from /proc/self/cgroup."""
+    paths: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            for controller in controllers.split(",") if controllers else [""]:
+                paths[controller] = path
+    return paths
+
+
+def _mounts() -> list[tuple[str, str, str, set[str]]]:
+    """(fstype, mount root, mount point, super options) of every cgroup mount."""
+    found = []
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            before, _, after = line.partition(" - ")
+            fields, tail = before.split(), after.split()
+            if len(fields) < 5 or len(tail) < 3 or tail[0] not in ("cgroup", "cgroup2"):
+                continue
+            point = fields[4].replace("\\040", " ")
+            found.append((tail[0], fields[3], point, set(tail[2].split(","))))
+    return found
+
+
+def _inside(mount_point: str, mount_root: str, path: str) -> Path:
+    """The directory of cgroup ``path`` under a mount of the hierarchy at ``mount_root``."""
+    if mount_root != "/" and (path == mount_root or path.startswith(mount_root + "/")):
+        path = path[len(mount_root):]
+    elif mount_root != "/":
+        path = "/"
+    return Path(mount_point) / path.lstrip("/")
+
+
+def _writable(directory: Path) -> bool:
+    return directory.is_dir() and os.access(directory, os.W_OK | os.X_OK)
+
+
+@functools.cache
+def detect() -> CgroupHost | None:
+    """The cgroup controllers this process can delegate to its bots, or None."""
+    own = _own_paths()
+    mounts = _mounts()
+    v1: dict[str, Path] = {}
+    for fstype, root, point, options in mounts:
+        if fstype != "cgroup":
+            continue
+        for controller in CONTROLLERS:
+            if controller in options and controller in own:
+                directory = _inside(point, root, own[controller])
+                if _writable(directory):
+                    v1[controller] = directory
+    if "memory" in v1:
+        return CgroupHost(1, v1)
+    for fstype, root, point, _ in mounts:
+        if fstype != "cgroup2" or "" not in own:
+            continue
+        directory = _inside(point, root, own[""])
+        if not _writable(directory):
+            continue
+        with contextlib.suppress(OSError):
+            available = set((directory / "cgroup.controllers").read_text().split())
+            enabled = set((directory / "cgroup.subtree_control").read_text().split())
+            wanted = [c for c in CONTROLLERS if c in available and c not in enabled]
+            if wanted:
+                # Fails (EBUSY) when this cgroup holds processes: v2's "no internal processes"
+                # rule. Run the referee in a delegated cgroup (systemd Delegate=yes) then.
+                with contextlib.suppress(OSError):
+                    (directory / "cgroup.subtree_control").write_text(
+                        " ".join(f"+{c}" for c in wanted))
+                enabled = set((directory / "cgroup.subtree_control").read_text().split())
+            if "memory" in enabled:
+                return CgroupHost(2, {c: directory for c in CONTROLLERS if c in enabled})
+    return None
+
+
+def _safe(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", label)[:40]
+
+
+@dataclass
+class BotCgroups:
+    """The cgroups of one bot process tree."""
+
+    host: CgroupHost
+    directories: dict[str, Path] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, host: CgroupHost, label: str, limits: SandboxLimits) -> BotCgroups:
+        """Make the bot's cgroups and set its limits; OSError if the kernel refuses."""
+        name = f"arena-{_safe(label)}-{os.getpid()}-{next(_counter)}"
+        cgroups = cls(host)
+        try:
+            for controller, parent in host.parents.items():
+                directory = parent / name
+                if directory not in cgroups.directories.values():
+                    directory.mkdir()
+                cgroups.directories[controller] = directory
+            cgroups._set_limits(limits)
+        except OSError:
+            cgroups.remove()
+            raise
+        return cgroups
+
+    def _set_limits(self, limits: SandboxLimits) -> None:
+        quota = max(1000, int(limits.cpu_cores * CPU_PERIOD_US))
+        memory = self.directories.get("memory")
+        pids = self.directories.get("pids")
+        cpu = self.directories.get("cpu")
+        if self.host.version == 1:
+            if memory:
+                (memory / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
+                swap = memory / "memory.memsw.limit_in_bytes"
+                if swap.exists():  # no swap beyond the cap either
+                    swap.write_text(str(limits.memory_bytes))
+            if pids:
+                (pids / "pids.max").write_text(str(limits.processes))
+            if cpu:
+                (cpu / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+                (cpu / "cpu.cfs_quota_us").write_text(str(quota))
+        else:
+            if memory:
+                (memory / "memory.max").write_text(str(limits.memory_bytes))
+                with contextlib.suppress(OSError):
+                    (memory / "memory.swap.max").write_text("0")
+            if pids:
+                (pids / "pids.max").write_text(str(limits.processes))
+            if cpu:
+                (cpu / "cpu.max").write_text(f"{quota} {CPU_PERIOD_US}")
+
+    def procs_files(self) -> list[str]:
+        unique = dict.fromkeys(self.directories.values())
+        return [str(directory / "cgroup.procs") for directory in unique]
+
+    def attach(self, pid: int) -> None:
+        """Move process ``pid`` (the launcher helper, before it starts anything) in."""
+        for procs in self.procs_files():
+            with open(procs, "w") as file:
+                file.write(str(pid))
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for directory in dict.fromkeys(self.directories.values()):
+            with contextlib.suppress(OSError):
+                found.update(int(p) for p in (directory / "cgroup.procs").read_text().split())
+        return found
+
+    def oom_kills(self) -> int:
+        """How many processes the memory cap has killed."""
+        memory = self.directories.get("memory")
+        if memory is None:
+            return 0
+        name = "memory.oom_control" if self.host.version == 1 else "memory.events"
+        with contextlib.suppress(OSError):
+            for line in (memory / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        return 0
+
+    def kill(self, timeout: float = 3.0) -> bool:
+        """SIGKILL every process left in the cgroups; True when none is left."""
+        deadline = time.monotonic() + timeout
+        while pids := self.pids():
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def remove(self) -> None:
+        """Remove the (empty) cgroups; kills what is left first."""
+        self.kill()
+        for directory in dict.fromkeys(self.directories.values()):
+            for _ in range(50):
+                try:
+                    directory.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # EBUSY while the last process is being reaped
+                    time.sleep(0.02)
+        self.directories.clear()

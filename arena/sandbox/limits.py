@@ -1,0 +1,77 @@
+"""Resource limits for a sandboxed bot, with the defaults a season uses unless it says otherwise.
+
+The referee's own clock (decision deadline, time bank, hello timeout) is in
+``arena.referee.match.Limits``; these are the operating-system limits around the process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+MIB = 1024 * 1024
+
+MEMORY_MIB = 768
+"""Enough for a Python, Node or JVM bot; a cgroup cap, so it counts every process of the bot
+and its tmpfs (RLIMIT_AS, the fallback, counts address space: Node fails below ~1 GiB)."""
+PROCESSES = 64
+"""Processes and threads together (a gRPC Python bot uses ~10 threads, a JVM ~30)."""
+CPU_SECONDS = 600
+"""Per process; the referee's wall clock is the real time limit, this stops a spinning
+child the referee cannot see."""
+CPU_CORES = 1.0
+"""CPU bandwidth for the whole bot (cgroup quota): a busy loop or fork bomb cannot starve
+the referee and the other bots."""
+OPEN_FILES = 512
+FILE_SIZE_MIB = 64
+"""Largest file a bot may write (its tmpfs and its output logs are capped separately)."""
+TMPFS_MIB = 64
+"""The private writable /tmp (also HOME) of a bot."""
+OUTPUT_BYTES = 1024 * 1024
+"""Each of stdout and stderr is kept up to this size in the bot's log files."""
+BUILD_SECONDS = 600
+"""Wall-clock limit of a bot's build step."""
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What one bot process tree may use. Recorded in every match log header."""
+
+    memory_mib: int = MEMORY_MIB
+    processes: int = PROCESSES
+    cpu_seconds: int = CPU_SECONDS
+    cpu_cores: float = CPU_CORES
+    open_files: int = OPEN_FILES
+    file_size_mib: int = FILE_SIZE_MIB
+    tmpfs_mib: int = TMPFS_MIB
+    output_bytes: int = OUTPUT_BYTES
+    build_seconds: int = BUILD_SECONDS
+    build_network: bool = False
+    """Let the build step reach the network (``npm ci`` needs the registry); the bot itself
+    never can. Off by default: a build then needs its dependencies in the bot folder."""
+
+    def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if field.name != "build_network" and not value > 0:
+                raise ValueError(f"sandbox limit {field.name} must be positive, not {value!r}")
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.memory_mib * MIB
+
+    def for_build(self) -> SandboxLimits:
+        """Limits for the build step: compilers need more memory, processes and disk than a
+        running bot; the build's own wall-clock limit is ``build_seconds``."""
+        return dataclasses.replace(
+            self, memory_mib=max(self.memory_mib, 2048), processes=max(self.processes, 256),
+            cpu_seconds=max(self.cpu_seconds, self.build_seconds * 2),
+            cpu_cores=max(self.cpu_cores, 2.0), open_files=max(self.open_files, 4096),
+            file_size_mib=max(self.file_size_mib, 1024), tmpfs_mib=max(self.tmpfs_mib, 512))
+
+    def to_record(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+DEFAULT_LIMITS = SandboxLimits()

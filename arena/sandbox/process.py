@@ -1,0 +1,274 @@
+"""Sandboxed bot processes as the referee sees them, started by the launcher process.
+
+``Launcher`` is the client of ``spawn.py``, the small single-threaded process (one per
+referee process, started on first use) that forks and prepares every sandboxed bot; see
+that module for what a child does before it becomes the sandbox.
+
+``SandboxProcess.kill()`` ends the whole tree: SIGKILL to the sandbox's process group, then
+to anything left in the bot's cgroups or running under the bot's uid, then the cgroups are
+removed. With bubblewrap the tree is also inside a pid namespace whose init dies with it, so
+a detached child (``setsid``, SIGTERM ignored) goes too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena.sandbox.cgroups import BotCgroups
+from arena.sandbox.plain import _copy_capped
+
+SPAWN = Path(__file__).with_name("spawn.py")
+FIRST_FILE = 3
+"""The plan's files are at fds 3, 4, ... in the sandbox command (see ``spawn.py``)."""
+
+
+class LauncherGone(RuntimeError):
+    """The launcher process died; the next start makes a new one."""
+
+
+@dataclass
+class HelperPlan:
+    """What the launcher's child does before it executes ``argv`` (see ``spawn.py``)."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    cgroups: BotCgroups | None = None
+    rlimits: list[tuple[int, int, int]] = field(default_factory=list)
+    uid: int | None = None
+    userns_placeholder: str | None = None
+    chdir: str | None = None
+    files: list[tuple[str, bytes]] = field(default_factory=list)
+    """(name, content) of anonymous files the command finds at fds 3, 4, ..."""
+
+    def encode(self) -> bytes:
+        fields: list[str] = []
+        if self.cgroups is not None:
+            for procs in self.cgroups.procs_files():
+                fields += ["cgroup", procs]
+        for number, soft, hard in self.rlimits:
+            fields += ["rlimit", str(number), str(soft), str(hard)]
+        if self.uid is not None:
+            fields += ["uid", str(self.uid)]
+        if self.userns_placeholder is not None:
+            fields += ["userns", self.userns_placeholder]
+        for name, value in self.env.items():
+            fields += ["env", name, value]
+        if self.chdir is not None:
+            fields += ["chdir", self.chdir]
+        fields += ["argv", str(len(self.argv)), *self.argv]
+        return "".join(f"{value}\0" for value in fields).encode("utf-8", "surrogateescape")
+
+
+def memfd(name: str, data: bytes) -> int:
+    """An anonymous file holding ``data``, positioned at its start, to hand to a child."""
+    descriptor = os.memfd_create(name, os.MFD_CLOEXEC)
+    os.write(descriptor, data)
+    os.lseek(descriptor, 0, os.SEEK_SET)
+    return descriptor
+
+
+class Launcher:
+    """The client side of the launcher process: start a plan, learn when it exits."""
+
+    _instance: Launcher | None = None
+    _lock = threading.Lock()
+
+    @classmethod
+    def get(cls) -> Launcher:
+        """This process's launcher, started (again) if needed."""
+        with cls._lock:
+            instance = cls._instance
+            if instance is None or instance.gone or instance.owner != os.getpid():
+                instance = cls._instance = cls()
+            return instance
+
+    def __init__(self) -> None:
+        self.owner = os.getpid()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with theirs:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(SPAWN), str(theirs.fileno())], env={},
+                stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),),
+                start_new_session=True)
+        self.socket = ours
+        self.gone = False
+        self.replies: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+        self.exits: dict[int, int] = {}
+        self.changed = threading.Condition()
+        self.send_lock = threading.Lock()
+        threading.Thread(target=self._read, name="arena-launcher", daemon=True).start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                message = self.socket.recv(256)
+            except OSError:
+                message = b""
+            if not message:
+                with self.changed:
+                    self.gone = True
+                    self.changed.notify_all()
+                self.replies.put(None)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout=5)
+                return
+            kind, *numbers = message.split()
+            if kind == b"P":
+                self.replies.put(int(numbers[0]))
+            elif kind == b"X":
+                with self.changed:
+                    self.exits[int(numbers[0])] = int(numbers[1])
+                    self.changed.notify_all()
+
+    def start(self, plan: bytes, descriptors: Sequence[int]) -> int:
+        """Start ``plan`` with ``descriptors`` (stdout, stderr, files); the child's pid."""
+        with self.send_lock:
+            if self.gone:
+                raise LauncherGone("the sandbox launcher process has exited")
+            socket.send_fds(self.socket, [plan], list(descriptors))
+            pid = self.replies.get(timeout=30)
+        if pid is None:
+            raise LauncherGone("the sandbox launcher process has exited")
+        return pid
+
+    def returncode(self, pid: int) -> int | None:
+        with self.changed:
+            if pid not in self.exits and self.gone:
+                return -signal.SIGKILL  # its launcher died, and took it along
+            return self.exits.get(pid)
+
+    def wait(self, pid: int, timeout: float | None) -> int | None:
+        with self.changed:
+            self.changed.wait_for(lambda: pid in self.exits or self.gone, timeout)
+        return self.returncode(pid)
+
+
+def processes_of_uid(uid: int) -> list[int]:
+    """Pids of every live process whose real uid is ``uid`` (read from /proc). Zombies are
+    left out: they run nothing, and reaping orphans is the host's init's job."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            status = Path(entry.path, "status").read_text()
+            state = status.split("\nState:", 1)[1].split()[0]
+            real_uid = int(status.split("\nUid:", 1)[1].split()[0])
+            if real_uid == uid and state not in ("Z", "X"):
+                found.append(int(entry.name))
+    return found
+
+
+class SandboxProcess:
+    """A started bot: ``poll()`` and ``kill()`` for the referee, plus what the sandbox saw."""
+
+    def __init__(self, plan: HelperPlan, *, log_dir: Path, label: str, output_cap: int,
+                 cleanup: Sequence[Path] = ()) -> None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.label = label
+        self.cgroups = plan.cgroups
+        self.uid = plan.uid
+        self.stdout_path = log_dir / f"{label}.stdout.log"
+        self.stderr_path = log_dir / f"{label}.stderr.log"
+        self.memory_kills = 0
+        self._cleanup = list(cleanup)
+        self._killed = False
+        stdout_read, stdout_write = os.pipe()
+        stderr_read, stderr_write = os.pipe()
+        sent = [stdout_write, stderr_write]
+        try:
+            sent += [memfd(f"arena-{name}", content) for name, content in plan.files]
+            self.launcher = Launcher.get()
+            self.pid = self.launcher.start(plan.encode(), sent)
+        except BaseException:
+            for descriptor in (stdout_read, stderr_read):
+                os.close(descriptor)
+            self._release()
+            raise
+        finally:
+            for descriptor in sent:
+                os.close(descriptor)
+        self._threads = [
+            threading.Thread(target=_copy_capped, daemon=True,
+                             args=(open(descriptor, "rb", buffering=0),  # noqa: SIM115
+                                   path, output_cap))
+            for descriptor, path in ((stdout_read, self.stdout_path),
+                                     (stderr_read, self.stderr_path))
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def poll(self) -> int | None:
+        return self.launcher.returncode(self.pid)
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the sandbox to exit (TimeoutExpired after ``timeout`` seconds)."""
+        code = self.launcher.wait(self.pid, timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(self.label, timeout or 0.0)
+        return code
+
+    def exit_note(self) -> str:
+        """Why the sandbox ended, when the sandbox knows better than an exit code (for a
+        fault's reason): e.g. the memory cap killed it."""
+        live = self.cgroups.oom_kills() if self.cgroups is not None else 0
+        kills = max(live, self.memory_kills)  # the cgroup is gone after kill()
+        return f"the memory cap killed {kills} of its processes" if kills else ""
+
+    def leftover_pids(self) -> set[int]:
+        """Processes of this bot still alive: in its cgroups or under its own uid."""
+        pids = self.cgroups.pids() if self.cgroups is not None else set()
+        if self.uid is not None:
+            pids.update(processes_of_uid(self.uid))
+        if self.poll() is None:
+            pids.add(self.pid)
+        return pids
+
+    def kill(self) -> None:
+        """Kill the bot and everything it started, remove its cgroups. Safe to call twice."""
+        if self._killed:
+            return
+        self._killed = True
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            self.launcher.wait(self.pid, 5)
+        if self.cgroups is not None:
+            self.memory_kills = self.cgroups.oom_kills()
+        if self.uid is not None:  # the uid is this bot's alone: nothing else can own it
+            for _ in range(100):
+                pids = processes_of_uid(self.uid)
+                if not pids:
+                    break
+                for pid in pids:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGKILL)
+                threading.Event().wait(0.01)
+        for thread in self._threads:
+            thread.join(timeout=2)
+        self._release()
+        if self.memory_kills:
+            with contextlib.suppress(OSError), open(self.stderr_path, "a") as log:
+                log.write(f"\n[arena sandbox] the memory cap killed {self.memory_kills} "
+                          "process(es) of this bot\n")
+
+    def _release(self) -> None:
+        if self.cgroups is not None:
+            self.cgroups.remove()
+        for path in self._cleanup:
+            with contextlib.suppress(OSError):
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink()

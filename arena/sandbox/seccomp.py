@@ -1,0 +1,140 @@
+"""The seccomp filter of a sandboxed bot, compiled with libseccomp (via ctypes) to classic BPF.
+
+A bot needs one socket family, AF_UNIX, to reach the referee. Everything else the filter
+refuses is either a way around the network namespace (other socket families, io_uring,
+which opens sockets without the socket() system call) or kernel surface a bot has no use
+for (new namespaces, mounts, keyrings, BPF, perf, ptrace, modules). Refused calls fail with
+an errno, so a runtime that probes (gRPC asks for an IPv6 socket) carries on; a system call
+of another architecture (32-bit ``int 0x80``) kills the process.
+
+bubblewrap loads the compiled program (``bwrap --seccomp FD``) right before it executes the
+bot, so bubblewrap's own set-up is not filtered.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import functools
+import os
+import socket
+
+SCMP_ACT_ALLOW = 0x7FFF0000
+SCMP_ACT_ERRNO = 0x00050000
+SCMP_CMP_NE = 1
+SCMP_CMP_MASKED_EQ = 7
+
+CLONE_NAMESPACE_FLAGS = (
+    0x00020000,  # CLONE_NEWNS
+    0x02000000,  # CLONE_NEWCGROUP
+    0x04000000,  # CLONE_NEWUTS
+    0x08000000,  # CLONE_NEWIPC
+    0x10000000,  # CLONE_NEWUSER
+    0x20000000,  # CLONE_NEWPID
+    0x40000000,  # CLONE_NEWNET
+)
+
+REFUSED = {
+    # Namespaces and mounts: the sandbox is fixed once the bot starts.
+    "unshare": errno.EPERM, "setns": errno.EPERM, "mount": errno.EPERM,
+    "umount2": errno.EPERM, "pivot_root": errno.EPERM, "chroot": errno.EPERM,
+    "open_tree": errno.EPERM, "move_mount": errno.EPERM, "fsopen": errno.EPERM,
+    "fsmount": errno.EPERM, "fsconfig": errno.EPERM, "fspick": errno.EPERM,
+    "mount_setattr": errno.EPERM,
+    # clone3 passes its flags in memory a filter cannot read: ENOSYS makes libc use clone.
+    "clone3": errno.ENOSYS,
+    # io_uring can create sockets and open files without the filtered system calls.
+    "io_uring_setup": errno.EPERM, "io_uring_enter": errno.EPERM,
+    "io_uring_register": errno.EPERM,
+    # Kernel surface with no use to a bot.
+    "keyctl": errno.EPERM, "add_key": errno.EPERM, "request_key": errno.EPERM,
+    "bpf": errno.EPERM, "perf_event_open": errno.EPERM, "userfaultfd": errno.EPERM,
+    "ptrace": errno.EPERM, "process_vm_readv": errno.EPERM,
+    "process_vm_writev": errno.EPERM, "kcmp": errno.EPERM, "pidfd_getfd": errno.EPERM,
+    "name_to_handle_at": errno.EPERM, "open_by_handle_at": errno.EPERM,
+    "fanotify_init": errno.EPERM, "lookup_dcookie": errno.EPERM, "syslog": errno.EPERM,
+    "acct": errno.EPERM, "quotactl": errno.EPERM, "swapon": errno.EPERM,
+    "swapoff": errno.EPERM, "reboot": errno.EPERM, "kexec_load": errno.EPERM,
+    "kexec_file_load": errno.EPERM, "init_module": errno.EPERM,
+    "finit_module": errno.EPERM, "delete_module": errno.EPERM,
+}
+
+
+class SeccompUnavailable(RuntimeError):
+    """libseccomp is missing (Debian package ``libseccomp2``) or refused the filter."""
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int),
+                ("datum_a", ctypes.c_uint64), ("datum_b", ctypes.c_uint64)]
+
+
+def _library() -> ctypes.CDLL:
+    name = ctypes.util.find_library("seccomp") or "libseccomp.so.2"
+    try:
+        library = ctypes.CDLL(name, use_errno=True)
+    except OSError as error:
+        raise SeccompUnavailable(f"libseccomp not found ({error}); install the Debian "
+                                 "package libseccomp2") from None
+    library.seccomp_init.restype = ctypes.c_void_p
+    library.seccomp_init.argtypes = [ctypes.c_uint32]
+    library.seccomp_release.argtypes = [ctypes.c_void_p]
+    library.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    library.seccomp_rule_add_array.argtypes = [
+        ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint, ctypes.POINTER(_ArgCmp)]
+    library.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    return library
+
+
+def _add(library: ctypes.CDLL, context: int, action: int, name: str,
+         comparisons: tuple[tuple[int, int, int, int], ...] = ()) -> None:
+    number = library.seccomp_syscall_resolve_name(name.encode())
+    if number < 0:  # not a system call on this architecture (or unknown to this libseccomp)
+        return
+    array = (_ArgCmp * max(1, len(comparisons)))(*(_ArgCmp(*c) for c in comparisons))
+    result = library.seccomp_rule_add_array(context, action, number, len(comparisons), array)
+    if result < 0:
+        raise SeccompUnavailable(f"libseccomp refused the rule for {name}: "
+                                 f"{os.strerror(-result)}")
+
+
+@functools.cache
+def bot_filter() -> bytes:
+    """The compiled filter (classic BPF, for ``bwrap --seccomp``); SeccompUnavailable if it
+    cannot be built here."""
+    library = _library()
+    context = library.seccomp_init(SCMP_ACT_ALLOW)
+    if not context:
+        raise SeccompUnavailable("seccomp_init failed")
+    try:
+        not_unix = ((0, SCMP_CMP_NE, socket.AF_UNIX, 0),)
+        for name in ("socket", "socketpair"):
+            _add(library, context, SCMP_ACT_ERRNO | errno.EAFNOSUPPORT, name, not_unix)
+        for flag in CLONE_NAMESPACE_FLAGS:
+            _add(library, context, SCMP_ACT_ERRNO | errno.EPERM, "clone",
+                 ((0, SCMP_CMP_MASKED_EQ, flag, flag),))
+        for name, code in REFUSED.items():
+            _add(library, context, SCMP_ACT_ERRNO | code, name)
+        read_end, write_end = os.pipe()
+        try:
+            result = library.seccomp_export_bpf(context, write_end)
+            os.close(write_end)
+            write_end = -1
+            if result < 0:
+                raise SeccompUnavailable(f"seccomp_export_bpf failed: {os.strerror(-result)}")
+            chunks = []
+            while chunk := os.read(read_end, 65536):
+                chunks.append(chunk)
+        finally:
+            os.close(read_end)
+            if write_end >= 0:
+                os.close(write_end)
+        return b"".join(chunks)
+    finally:
+        library.seccomp_release(context)
+
+
+def describe() -> str:
+    return ("AF_UNIX sockets only; no io_uring, new namespaces, mounts, ptrace, keyrings, "
+            "BPF or perf; other architectures' system calls kill")

@@ -1,0 +1,275 @@
+"""The launcher process: a small single-threaded process that starts every sandboxed bot.
+
+The referee is a threaded gRPC server, where ``preexec_fn`` is unsafe and forking is not
+done. So each referee process starts this script once (``python -I -S spawn.py FD``,
+standard library only) and asks it, over the Unix socket FD (SOCK_SEQPACKET), to start
+bots. For each request (a plan, and file descriptors passed along with it) the launcher
+forks a child that prepares itself, then becomes the sandbox:
+
+1. its own session; stdin /dev/null, stdout and stderr the referee's log pipes, the plan's
+   files (bubblewrap's arguments, the seccomp program, ...) at fds 3, 4, ...; nothing else;
+2. joins the bot's cgroups, before it starts anything, so every process of the bot counts;
+3. sets the resource limits (inherited by everything it starts);
+4. for bubblewrap with a distinct uid: creates a user namespace owned by that uid in which
+   the host's root and the bot's uid are mapped (root must be mapped so bubblewrap, which
+   has every capability inside, may bind folders under the mode-700 /root), and hands its
+   file descriptor to ``bwrap --userns``;
+5. drops to the bot's uid and gid (no supplementary groups);
+6. executes the sandbox command (bwrap, or unshare for the fallback) with exactly the
+   environment of the plan.
+
+The launcher answers ``P PID`` to each request and reports ``X PID EXITCODE`` when a child
+ends (a negative code: killed by that signal). When the referee goes away (end of file on
+the socket) it kills every bot it started and exits; bubblewrap's --die-with-parent ties
+the bots to it in turn.
+
+A plan is a list of NUL-terminated fields: ``cgroup PROCS_FILE``, ``rlimit NUMBER SOFT
+HARD``, ``uid UID``, ``userns PLACEHOLDER`` (an argument to replace with the namespace's fd
+number), ``env NAME VALUE``, ``chdir DIR``, then ``argv COUNT ARG...``. The descriptors
+sent with it are the bot's stdout and stderr, then the plan's files.
+"""
+
+import os
+import resource
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the typing module is not imported at run time: start-up time matters
+    from collections.abc import Callable
+    from typing import NoReturn
+
+CLONE_NEWUSER = 0x10000000
+EXIT_SETUP_FAILED = 125
+FIRST_FILE = 3
+
+
+class Plan:
+    def __init__(self) -> None:
+        self.cgroups: list[str] = []
+        self.rlimits: list[tuple[int, int, int]] = []
+        self.uid: int | None = None
+        self.userns: str | None = None
+        self.argv: list[str] = []
+        self.env: dict[str, str] = {}
+        self.chdir: str | None = None
+
+
+def fail(what: str, error: object) -> "NoReturn":
+    sys.stderr.write(f"arena sandbox launcher: {what}: {error}\n")
+    sys.stderr.flush()
+    os._exit(EXIT_SETUP_FAILED)
+
+
+def parse(data: bytes) -> Plan:
+    fields = data.decode("utf-8", "surrogateescape").split("\0")
+    plan = Plan()
+    index = 0
+    while index < len(fields) and fields[index]:
+        key = fields[index]
+        if key == "cgroup":
+            plan.cgroups.append(fields[index + 1])
+            index += 2
+        elif key == "rlimit":
+            number, soft, hard = (int(v) for v in fields[index + 1:index + 4])
+            plan.rlimits.append((number, soft, hard))
+            index += 4
+        elif key == "uid":
+            plan.uid = int(fields[index + 1])
+            index += 2
+        elif key == "userns":
+            plan.userns = fields[index + 1]
+            index += 2
+        elif key == "env":
+            plan.env[fields[index + 1]] = fields[index + 2]
+            index += 3
+        elif key == "chdir":
+            plan.chdir = fields[index + 1]
+            index += 2
+        elif key == "argv":
+            count = int(fields[index + 1])
+            plan.argv = fields[index + 2:index + 2 + count]
+            index += 2 + count
+        else:
+            raise ValueError(f"unknown field {key!r}")
+    if not plan.argv:
+        raise ValueError("no command")
+    return plan
+
+
+def user_namespace(uid: int, unshare: "Callable[[int], int]") -> int:
+    """A user namespace owned by ``uid`` with root and ``uid`` mapped; its fd."""
+    ready_read, ready_write = os.pipe()
+    done_read, done_write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(ready_read)
+            os.close(done_write)
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            if unshare(CLONE_NEWUSER) != 0:
+                os.write(ready_write, b"e")
+                os._exit(1)
+            os.write(ready_write, b"k")
+            os.read(done_read, 1)
+        finally:
+            os._exit(0)
+    os.close(ready_write)
+    os.close(done_read)
+    try:
+        if os.read(ready_read, 1) != b"k":
+            fail("creating the user namespace", "unshare(CLONE_NEWUSER) was refused")
+        mapping = f"0 0 1\n{uid} {uid} 1\n"
+        for name in ("uid_map", "gid_map"):
+            with open(f"/proc/{child}/{name}", "w") as file:
+                file.write(mapping)
+        descriptor = os.open(f"/proc/{child}/ns/user", os.O_RDONLY)
+        os.set_inheritable(descriptor, True)
+        return descriptor
+    finally:
+        os.close(done_write)
+        os.waitpid(child, 0)
+        os.close(ready_read)
+
+
+def become(data: bytes, fds: list[int], unshare: "Callable[[int], int]") -> "NoReturn":
+    """In the forked child: set up as the plan says, then execute its command."""
+    import signal
+
+    signal.set_wakeup_fd(-1)
+    # Python ignores SIGPIPE and SIGXFSZ, the launcher SIGINT: a bot gets the defaults.
+    for kind in (signal.SIGCHLD, signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(kind, signal.SIG_DFL)
+    os.setsid()
+    # The received descriptors out of the way first (the launcher's own are few and low),
+    # then into place: stdout, stderr, then the plan's files at 3, 4, ...
+    moved = [os.dup2(fd, 1000 + index) for index, fd in enumerate(fds)]
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    for target, fd in enumerate(moved[:2], start=1):
+        os.dup2(fd, target)
+    files = moved[2:]
+    for offset, fd in enumerate(files):
+        os.dup2(fd, FIRST_FILE + offset)
+    os.closerange(FIRST_FILE + len(files), 1 << 16)
+    try:
+        plan = parse(data)
+    except (ValueError, IndexError) as error:
+        fail("reading the plan", error)
+    pid = str(os.getpid())
+    for procs in plan.cgroups:
+        try:
+            with open(procs, "w") as file:
+                file.write(pid)
+        except OSError as error:
+            fail(f"joining the cgroup {procs}", error)
+    for number, soft, hard in plan.rlimits:
+        try:
+            resource.setrlimit(number, (soft, hard))
+        except (OSError, ValueError) as error:
+            fail(f"setting resource limit {number} to {soft}/{hard}", error)
+    argv = list(plan.argv)
+    uid = plan.uid
+    try:
+        if plan.userns is not None and uid is not None:
+            descriptor = str(user_namespace(uid, unshare))
+            argv = [descriptor if arg == plan.userns else arg for arg in argv]
+        if uid is not None:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+    except OSError as error:
+        fail(f"switching to uid {uid}", error)
+    try:
+        if plan.chdir is not None:
+            os.chdir(plan.chdir)
+        os.execve(argv[0], argv, plan.env)
+    except OSError as error:
+        fail(f"executing {argv[0]}", error)
+
+
+def serve(control_fd: int) -> None:
+    import contextlib
+    import ctypes
+    import select
+    import signal
+    import socket
+    import time
+
+    unshare = ctypes.CDLL(None, use_errno=True).unshare
+    control = socket.socket(fileno=control_fd)
+    wakeup_read, wakeup_write = os.pipe()
+    os.set_blocking(wakeup_read, False)
+    os.set_blocking(wakeup_write, False)
+    signal.set_wakeup_fd(wakeup_write)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the referee decides; EOF ends us
+    children: dict[int, list[str]] = {}
+    """Live children, with their cgroup folders (removed here if the referee dies)."""
+
+    def reap() -> None:
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            children.pop(pid, None)
+            with contextlib.suppress(OSError):
+                control.send(f"X {pid} {os.waitstatus_to_exitcode(status)}".encode())
+
+    while True:
+        ready, _, _ = select.select([control.fileno(), wakeup_read], [], [])
+        if wakeup_read in ready:
+            while True:
+                try:
+                    if not os.read(wakeup_read, 512):
+                        break
+                except BlockingIOError:
+                    break
+            reap()
+        if control.fileno() not in ready:
+            continue
+        try:
+            data, fds, _, _ = socket.recv_fds(control, 1 << 20, 64)
+        except OSError:
+            data, fds = b"", []
+        if not data:  # the referee is gone: so are its bots, and their cgroups
+            for pid in children:
+                with contextlib.suppress(OSError):
+                    os.killpg(pid, signal.SIGKILL)
+            for pid, folders in children.items():
+                with contextlib.suppress(OSError):
+                    os.waitpid(pid, 0)
+                for folder in folders:
+                    for _ in range(100):
+                        try:
+                            os.rmdir(folder)
+                            break
+                        except FileNotFoundError:
+                            break
+                        except OSError:  # the last processes are still being reaped
+                            time.sleep(0.02)
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                control.close()
+                os.close(wakeup_read)
+                os.close(wakeup_write)
+                become(data, fds, unshare)
+            finally:
+                os._exit(EXIT_SETUP_FAILED)
+        for fd in fds:
+            os.close(fd)
+        try:
+            children[pid] = [os.path.dirname(procs) for procs in parse(data).cgroups]
+        except (ValueError, IndexError):  # the child reports it and exits
+            children[pid] = []
+        control.send(f"P {pid}".encode())
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[1]))

@@ -1,0 +1,232 @@
+"""The hostile-bot suite: every attack of issue 4, under bubblewrap and under the fallback.
+
+Each case plays a real match (to 100) between a hostile bot and the greedy sample bot, both
+sandboxed by the backend under test, and asserts:
+
+* the match completes, with the hostile bot's fault recorded (in the outcome and the log);
+* the attack is contained: what the hostile bot reports it achieved, and what the test sees
+  on the host (no file created outside, no TCP connection on the host's 127.0.0.1);
+* the other bot is untouched: it played the whole match without a fault, its folder is
+  unchanged;
+* no process is left: not the sandboxes, not anything under the bots' uids or in their
+  cgroups, not a detached child carrying the test's marker.
+
+Where the fallback cannot contain an attack (it does not hide the host's files), the case
+asserts what really happens, so the table in ``arena/sandbox/README.md`` stays true.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from arena.referee.faults import FaultKind
+from arena.referee.log import read_log
+from arena.sandbox.process import SandboxProcess
+
+from .conftest import LIMITS, HostileArena
+
+MIB = 1024 * 1024
+Check = Callable[[HostileArena], None]
+
+
+@dataclass(frozen=True)
+class Attack:
+    mode: str
+    fault: FaultKind | None
+    """The hostile seat's first fault (None: it plays on without one)."""
+    disqualified: bool | None
+    """None: the check decides (the backends differ)."""
+    check: Check | None = None
+
+
+def refused(report: dict[str, object], *codes: int) -> None:
+    assert report["ok"] is False, report
+    if codes:
+        assert report["errno"] in codes, report
+
+
+# -- the checks, one per attack that needs more than the fault ---------------------------
+
+def memory_cap_killed(arena: HostileArena) -> None:
+    process = arena.hostile_process
+    assert isinstance(process, SandboxProcess) and process.memory_kills >= 1
+    assert process.exit_note().startswith("the memory cap killed")
+    assert "allocate 2 GiB" not in arena.reports(), "the allocation succeeded"
+    assert "memory cap killed" in arena.output("stderr")
+
+
+def fork_bomb_capped(arena: HostileArena) -> None:
+    bomb = arena.reports()["fork bomb"]["result"]
+    assert bomb["error"] == "EAGAIN", bomb
+    assert 0 < bomb["peak"] <= LIMITS.processes, bomb
+    hostile = arena.outcome.seats[0] if arena.outcome else None
+    assert hostile is not None
+    if arena.backend == "bubblewrap":  # bubblewrap's init reaps the bomb's orphans
+        assert hostile.faults == []
+    else:  # the bot is init of its pid namespace: the orphans' zombies fill its pids cap
+        assert [f.kind for f in hostile.faults] in ([], [FaultKind.NO_HELLO])
+
+
+def no_tcp_to_localhost(arena: HostileArena) -> None:
+    report = arena.reports()["tcp 127.0.0.1"]
+    if arena.backend == "bubblewrap":
+        refused(report, errno.EAFNOSUPPORT)  # the seccomp filter
+    else:
+        refused(report, errno.ENETUNREACH, errno.ECONNREFUSED)  # an empty network namespace
+    assert arena.accepted == [], "the host's 127.0.0.1 saw a connection"
+
+
+def no_tcp_outside(arena: HostileArena) -> None:
+    reports = arena.reports()
+    for what in ("tcp 1.1.1.1:53", "udp 8.8.8.8:53"):
+        if arena.backend == "bubblewrap":
+            refused(reports[what], errno.EAFNOSUPPORT)
+        else:
+            refused(reports[what], errno.ENETUNREACH)
+    if arena.backend == "bubblewrap":
+        refused(reports["raw netlink"], errno.EAFNOSUPPORT)
+    else:  # allowed, but only sees the empty namespace
+        assert reports["raw netlink"]["ok"] is True
+
+
+def no_name_resolution(arena: HostileArena) -> None:
+    refused(arena.reports()["resolve example.com"])
+
+
+def nothing_written_outside(arena: HostileArena) -> None:
+    reports = arena.reports()
+    if arena.backend == "bubblewrap":
+        for what, report in reports.items():
+            if what.startswith("write ") and what != "write /tmp/mine":
+                refused(report)
+        assert reports["write /tmp/mine"]["ok"] is True
+        assert not arena.host_file.exists()
+        assert not (arena.hostile_folder / "pwned").exists()
+    else:  # the fallback does not hide the host's files: documented, asserted
+        assert reports[f"write {arena.host_file}"]["ok"] is True
+        assert arena.host_file.read_text() == "pwned"
+        assert reports[f"write {arena.hostile_folder / 'pwned'}"]["ok"] is True
+
+
+def other_bot_unreadable(arena: HostileArena) -> None:
+    reports = arena.reports()
+    for what in ("list other bot", "read other secret", "read other bot.py"):
+        if arena.backend == "bubblewrap":
+            refused(reports[what], errno.ENOENT)
+        else:
+            assert reports[what]["ok"] is True
+    if arena.backend == "fallback":
+        assert reports["read other secret"]["result"] == "the opponent's secret\n"
+
+
+def referee_files_hidden(arena: HostileArena) -> None:
+    reports = arena.reports()
+    assert reports["list socket dir"]["result"] == ["referee.sock"]
+    refused(reports["see the referee process"])  # a private /proc in both backends
+    if arena.backend == "bubblewrap":
+        refused(reports["read match log"], errno.ENOENT)
+        refused(reports["list logs dir"], errno.ENOENT)
+        assert reports["read /root"]["result"] == [".pyenv"] or \
+            reports["read /root"]["ok"] is False
+        assert reports["read the checkout"]["result"] == ["arena"]
+    else:
+        assert reports["read match log"]["ok"] is True
+        assert reports["list logs dir"]["ok"] is True
+        assert reports["read the checkout"]["ok"] is True
+        assert len(reports["read the checkout"]["result"]) > 1
+
+
+def impostor_refused(arena: HostileArena) -> None:
+    reports = arena.reports()
+    assert reports["tokens seen in /proc"]["result"] == []
+    for label in ("forged", "flipped"):
+        report = reports[f"hello with a {label} token"]
+        refused(report)
+        assert "PERMISSION_DENIED" in str(report["error"]) or "unknown or used token" in \
+            str(report["error"]), report
+
+
+def second_hello_refused(arena: HostileArena) -> None:
+    report = arena.reports()["hello again with my token"]
+    refused(report)
+    assert "unknown or used token" in str(report["error"])
+
+
+def reconnect_refused(arena: HostileArena) -> None:
+    reports = arena.reports()
+    for what in ("reconnect with my token", "reconnect and play on"):
+        refused(reports[what])
+
+
+def detached_child_started(arena: HostileArena) -> None:
+    assert arena.reports()["detached child"]["ok"] is True  # and assert_none_left sees it gone
+
+
+def tmp_capped(arena: HostileArena) -> None:
+    fill = arena.reports()["fill tmp"]["result"]
+    if arena.backend == "bubblewrap":
+        assert fill["error"] == "ENOSPC", fill
+        assert fill["written"] <= LIMITS.tmpfs_mib * MIB
+    else:  # a folder on the host's disk: only the bot's own restraint stopped it
+        assert fill["written"] == 256 * MIB, fill
+
+
+def output_capped(arena: HostileArena) -> None:
+    size = (arena.logs / "hostile.stdout.log").stat().st_size
+    assert LIMITS.output_bytes <= size <= LIMITS.output_bytes + 100
+    assert arena.output().rstrip().endswith("[output truncated by the referee]")
+
+
+ATTACKS = [
+    Attack("crash-at-start", FaultKind.NO_HELLO, True),
+    Attack("crash-mid-match", FaultKind.DISCONNECTED, True),
+    Attack("hang-forever", FaultKind.TIMEOUT, True),
+    Attack("busy-loop", FaultKind.TIMEOUT, True),
+    Attack("allocate-2gib", FaultKind.DISCONNECTED, True, memory_cap_killed),
+    Attack("fork-bomb", None, None, fork_bomb_capped),
+    Attack("tcp-localhost", None, False, no_tcp_to_localhost),
+    Attack("tcp-outside", None, False, no_tcp_outside),
+    Attack("resolve-hostname", None, False, no_name_resolution),
+    Attack("write-outside-tmp", None, False, nothing_written_outside),
+    Attack("read-other-bot", None, False, other_bot_unreadable),
+    Attack("read-referee-files", None, False, referee_files_hidden),
+    Attack("garbage-bytes", FaultKind.NO_HELLO, True),
+    Attack("oversize-message", FaultKind.DISCONNECTED, True),
+    Attack("impersonate-token", None, False, impostor_refused),
+    Attack("reuse-token", None, False, second_hello_refused),
+    Attack("out-of-turn", FaultKind.OUT_OF_TURN, False),
+    Attack("illegal-action", FaultKind.ILLEGAL_ACTION, False),
+    Attack("disconnect-reconnect", FaultKind.DISCONNECTED, True, reconnect_refused),
+    Attack("detached-child", None, False, detached_child_started),
+    Attack("fill-tmp", None, False, tmp_capped),
+    Attack("print-gigabytes", None, False, output_capped),
+]
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a.mode for a in ATTACKS])
+def test_attack_is_contained(arena: HostileArena, attack: Attack) -> None:
+    outcome = arena.play(attack.mode)
+    hostile = outcome.seats[0]
+    kinds = [fault.kind for fault in hostile.faults]
+    if attack.disqualified is not None:
+        if attack.fault is None:
+            assert kinds == [], hostile.faults
+        else:
+            assert kinds[:1] == [attack.fault], hostile.faults
+        assert hostile.disqualified is attack.disqualified
+    if hostile.disqualified:
+        assert outcome.places == (2, 1), "a disqualified bot is ranked last (§20)"
+    arena.assert_match_completed()
+    logged = [r for r in read_log(arena.log_path) if r["type"] == "fault"]
+    assert [r["kind"] for r in logged] == [k.name.lower() for k in kinds]
+    header = arena.sandbox_header()
+    assert header["backend"] == arena.backend
+    if arena.backend == "fallback":
+        assert any("FALLBACK" in warning for warning in header["warnings"])
+    if attack.check is not None:
+        attack.check(arena)
+    arena.assert_none_left()

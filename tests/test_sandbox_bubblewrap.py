@@ -1,0 +1,158 @@
+"""The bubblewrap backend process by process: what a sandboxed command sees and may do."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox import (
+    BotManifest,
+    BubblewrapLauncher,
+    SandboxError,
+    SandboxLimits,
+    make_launcher,
+)
+from arena.sandbox.process import Launcher, SandboxProcess
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    bot = tmp_path / "bot"
+    bot.mkdir()
+    bot.chmod(0o755)
+    (bot / "data.txt").write_text("mine\n")
+    return bot
+
+
+def launcher(folder: Path, tmp_path: Path, limits: SandboxLimits | None = None,
+             run: tuple[str, ...] = ("true",)) -> BubblewrapLauncher:
+    manifest = BotManifest(folder=folder, name="probe", version="1", language="python",
+                           run=run)
+    made = make_launcher("bubblewrap", manifest, limits or SandboxLimits(), tmp_path / "logs",
+                         "probe")
+    assert isinstance(made, BubblewrapLauncher)
+    return made
+
+
+def run(made: BubblewrapLauncher, argv: list[str], env: dict[str, str] | None = None,
+        socket_dir: Path | None = None, timeout: float = 30) -> tuple[int, str, str]:
+    process = made.start(argv, env or {}, socket_dir)
+    try:
+        code = process.wait(timeout)
+    finally:
+        process.kill()
+    return (code, process.stdout_path.read_text(), process.stderr_path.read_text())
+
+
+def test_environment_is_the_protocol_and_a_few_basics(folder: Path, tmp_path: Path) -> None:
+    code, out, err = run(launcher(folder, tmp_path),
+                         [sys.executable, "-c", "import json, os; print(json.dumps(dict("
+                                                "os.environ)))"],
+                         {"ARENA_TOKEN": "t", "ARENA_SEAT": "0"})
+    assert code == 0, err
+    env = json.loads(out)
+    assert set(env) - {"PWD"} == {"PATH", "HOME", "LANG", "PYTHONDONTWRITEBYTECODE",
+                                  "ARENA_TOKEN", "ARENA_SEAT"}
+    assert env["HOME"] == "/tmp" and env["ARENA_TOKEN"] == "t"
+
+
+def test_socket_folder_is_bound_and_the_address_rewritten(folder: Path, tmp_path: Path
+                                                          ) -> None:
+    sockets = tmp_path / "sockets"
+    sockets.mkdir()
+    sockets.chmod(0o755)
+    (sockets / "referee.sock").write_text("")
+    code, out, _ = run(launcher(folder, tmp_path),
+                       ["/bin/sh", "-c", 'echo "$ARENA_ADDRESS"; ls /run/arena; pwd; ls'],
+                       {"ARENA_ADDRESS": f"unix:{sockets}/referee.sock"}, sockets)
+    assert code == 0
+    assert out.split() == ["unix:/run/arena/referee.sock", "referee.sock", "/bot", "data.txt"]
+
+
+def test_each_start_has_its_own_unprivileged_uid(folder: Path, tmp_path: Path) -> None:
+    made = launcher(folder, tmp_path)
+    uids = {run(made, ["/usr/bin/id", "-u"])[1].strip() for _ in range(3)}
+    assert len(uids) == 3 and "0" not in uids
+
+
+def test_no_capabilities_no_new_privileges_default_signals(folder: Path, tmp_path: Path
+                                                           ) -> None:
+    _, out, _ = run(launcher(folder, tmp_path), ["/bin/cat", "/proc/self/status"])
+    status = dict(line.split(":\t", 1) for line in out.splitlines() if ":\t" in line)
+    assert status["CapEff"].strip() == status["CapBnd"].strip() == "0000000000000000"
+    assert status["NoNewPrivs"].strip() == "1"
+    assert status["Seccomp"].strip() == "2"
+    assert status["SigIgn"].strip() == "0000000000000000", "a bot gets default signals"
+
+
+def test_sockets_other_than_unix_are_refused(folder: Path, tmp_path: Path) -> None:
+    script = ("import socket\n"
+              "a, b = socket.socketpair(); a.send(b'x'); print(b.recv(1))\n"
+              "for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK, "
+              "socket.AF_PACKET):\n"
+              "    try: socket.socket(family, socket.SOCK_DGRAM)\n"
+              "    except OSError as error: print(error.errno)\n")
+    code, out, err = run(launcher(folder, tmp_path), [sys.executable, "-c", script])
+    assert code == 0, err
+    assert out.split() == ["b'x'", "97", "97", "97", "97"]  # EAFNOSUPPORT
+
+
+def test_cpu_seconds_stop_a_spinning_process(folder: Path, tmp_path: Path) -> None:
+    started = time.monotonic()
+    code, _, _ = run(launcher(folder, tmp_path, SandboxLimits(cpu_seconds=1)),
+                     ["/bin/sh", "-c", "while :; do :; done"], timeout=20)
+    assert code != 0
+    assert time.monotonic() - started < 10
+
+
+def test_a_file_beyond_the_size_limit_is_refused(folder: Path, tmp_path: Path) -> None:
+    code, _, err = run(launcher(folder, tmp_path, SandboxLimits(file_size_mib=1)),
+                       [sys.executable, "-c", "open('/tmp/big', 'wb').write(b'x' * (2 << 20))"])
+    assert code != 0 and "File too large" in err
+
+
+def test_cgroups_are_removed_when_the_bot_is_killed(folder: Path, tmp_path: Path) -> None:
+    made = launcher(folder, tmp_path)
+    process = made.start(["/bin/sleep", "60"], {}, None)
+    assert isinstance(process, SandboxProcess)
+    assert process.cgroups is not None
+    folders = list(process.cgroups.directories.values())
+    assert all(f.is_dir() for f in folders)
+    assert process.poll() is None
+    process.kill()
+    assert process.poll() is not None
+    assert not any(f.exists() for f in folders)
+    assert process.leftover_pids() == set()
+
+
+def test_an_unreadable_bot_folder_is_a_clear_error(folder: Path, tmp_path: Path) -> None:
+    folder.chmod(0o700)
+    with pytest.raises(SandboxError, match="chmod -R o\\+rX"):
+        launcher(folder, tmp_path)
+
+
+def test_a_command_outside_the_bot_folder_is_a_clear_error(folder: Path, tmp_path: Path
+                                                           ) -> None:
+    elsewhere = tmp_path / "elsewhere.py"
+    elsewhere.write_text("print(1)\n")
+    with pytest.raises(SandboxError, match="outside the bot folder"):
+        launcher(folder, tmp_path, run=("python3", str(elsewhere)))
+
+
+def test_a_dead_launcher_process_is_replaced(folder: Path, tmp_path: Path) -> None:
+    made = launcher(folder, tmp_path)
+    assert run(made, ["/usr/bin/true"])[0] == 0
+    old = Launcher.get()
+    os.kill(old.process.pid, signal.SIGKILL)
+    old.process.wait(5)
+    deadline = time.monotonic() + 5
+    while not old.gone and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert run(made, ["/usr/bin/true"])[0] == 0
+    assert Launcher.get() is not old

@@ -1,0 +1,113 @@
+"""A bot's build step: once, sandboxed, on a private copy, with its own time limit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox import (
+    BuildError,
+    SandboxLimits,
+    load_manifest,
+    make_launcher,
+    prepare,
+)
+
+BACKENDS = ["bubblewrap", "fallback", "plain"]
+
+
+def make_bot(folder: Path, build: str, run: str = "cat out.txt", *,
+             extra: dict[str, str] | None = None) -> Path:
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)  # the sandboxed bot and build run under a uid of their own
+    (folder / "bot.toml").write_text(  # a JSON string is a TOML basic string
+        f'name = "builder"\nversion = "1"\nlanguage = "other"\n'
+        f'build = ["sh", "-c", {json.dumps(build)}]\nrun = ["sh", "-c", {json.dumps(run)}]\n')
+    for name, content in (extra or {}).items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    return folder
+
+
+def run_to_end(launcher: object, logs: Path, label: str) -> str:
+    from arena.sandbox import SandboxLauncher
+
+    assert isinstance(launcher, SandboxLauncher)
+    process = launcher.start(list(launcher.manifest.run), {}, None)
+    process.wait(timeout=30)
+    process.kill()
+    return (logs / f"{label}.stdout.log").read_text()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_build_runs_once_on_a_copy_and_the_bot_runs_from_it(tmp_path: Path,
+                                                            backend: str) -> None:
+    source = make_bot(tmp_path / "bot", "echo built >> out.txt; echo compiling",
+                      extra={"main.c": "int main;\n"})
+    original = load_manifest(source)
+    built = prepare(original, backend, SandboxLimits(), tmp_path / "runs")
+    assert built.folder != source and built.folder.is_relative_to(tmp_path / "runs" / "builds")
+    assert (built.folder / "out.txt").read_text() == "built\n"
+    assert (built.folder / "main.c").exists()
+    assert not (source / "out.txt").exists(), "the entrant's own folder is never written"
+    again = prepare(original, backend, SandboxLimits(), tmp_path / "runs")
+    assert again.folder == built.folder
+    assert (built.folder / "out.txt").read_text() == "built\n", "built once, then reused"
+    if backend != "plain":
+        launcher = make_launcher(backend, built, SandboxLimits(), tmp_path / "logs", "run")
+        assert run_to_end(launcher, tmp_path / "logs", "run") == "built\n"
+
+
+def test_no_build_step_means_the_folder_as_it_is(tmp_path: Path) -> None:
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "bot.toml").write_text('name = "b"\nversion = "1"\nlanguage = "other"\n'
+                                     'run = ["true"]\n')
+    manifest = load_manifest(folder)
+    assert prepare(manifest, "bubblewrap", SandboxLimits(), tmp_path / "runs") is manifest
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_failing_build_names_the_bot_and_quotes_its_output(tmp_path: Path,
+                                                           backend: str) -> None:
+    source = make_bot(tmp_path / "bot", "echo step one; echo 'bot.c:3: error: oops' >&2; "
+                                        "exit 3")
+    with pytest.raises(BuildError) as caught:
+        prepare(load_manifest(source), backend, SandboxLimits(), tmp_path / "runs")
+    message = str(caught.value)
+    assert "builder 1" in message and str(source) in message
+    assert "exit code 3" in message
+    assert "step one" in message and "bot.c:3: error: oops" in message
+
+
+def test_build_has_its_own_time_limit(tmp_path: Path) -> None:
+    source = make_bot(tmp_path / "bot", "echo started; sleep 60")
+    with pytest.raises(BuildError, match=r"timed out after 1 s(.|\n)*started"):
+        prepare(load_manifest(source), "bubblewrap", SandboxLimits(build_seconds=1),
+                tmp_path / "runs")
+
+
+def test_build_is_sandboxed_offline_and_cannot_write_outside(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir(mode=0o777)
+    outside.chmod(0o777)
+    target = outside / "pwned"
+    script = (f"touch /tmp/scratch && ! touch {target} && "
+              "! python3 -c 'import socket; socket.create_connection((\"1.1.1.1\", 53), 2)' "
+              "2>/dev/null && echo contained > out.txt")
+    source = make_bot(tmp_path / "bot", script)
+    built = prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "runs")
+    assert (built.folder / "out.txt").read_text() == "contained\n"
+    assert not target.exists()
+
+
+def test_copy_leaves_out_what_gitignore_lists(tmp_path: Path) -> None:
+    source = make_bot(tmp_path / "bot", "test ! -e build/stale && test ! -e x.o && "
+                                        "test -e keep.txt && echo clean > out.txt",
+                      extra={".gitignore": "build/\n*.o\n# comment\n", "build/stale": "old",
+                             "x.o": "obj", "keep.txt": "k"})
+    built = prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "runs")
+    assert (built.folder / "out.txt").read_text() == "clean\n"
