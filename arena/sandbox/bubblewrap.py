@@ -253,11 +253,13 @@ class BubblewrapLauncher(SandboxLauncher):
         passwd = (f"root:x:0:0:root:/root:/usr/sbin/nologin\n"
                   f"bot:x:{bot_uid}:{bot_uid}:bot:/tmp:/usr/sbin/nologin\n")
         args += ["--ro-bind-data", _file(files, "passwd", passwd.encode()), "/etc/passwd"]
+        # The private /tmp first: runtimes installed under the host's /tmp (a checkout in
+        # /tmp, say) are then bound on top of it instead of being hidden by it.
+        args += ["--proc", "/proc", "--dev", "/dev",
+                 "--perms", "1777", "--size", str(limits.tmpfs_mib * MIB), "--tmpfs", "/tmp"]
         for path in runtime_paths(self.manifest, argv):
             args += ["--ro-bind", str(path), str(path)]
-        args += ["--proc", "/proc", "--dev", "/dev",
-                 "--perms", "1777", "--size", str(limits.tmpfs_mib * MIB), "--tmpfs", "/tmp",
-                 "--bind" if writable else "--ro-bind", str(folder), BOT_DIR]
+        args += ["--bind" if writable else "--ro-bind", str(folder), BOT_DIR]
         environment = dict(BOT_ENV)
         if any(sys.executable == a for a in argv):
             environment["PATH"] = f"{Path(sys.executable).parent}:{environment['PATH']}"
