@@ -210,7 +210,8 @@ class Round:
         return action in legal
 
     def apply(self, action: Action) -> None:
-        if not self.is_legal(action):
+        legal = self._legal  # fast path: the listed action; is_legal handles the UNO flag
+        if (legal is None or action not in legal) and not self.is_legal(action):
             raise IllegalActionError(
                 f"{action_name(action) if is_valid_action_code(action) else action} is not legal "
                 f"for seat {self.current} at {self.decision!r}; legal: "
@@ -374,7 +375,7 @@ class Round:
             self.discard[-1],
             self.colour,
             self.direction,
-            tuple([len(h) for h in self.hands]),
+            tuple(map(len, self.hands)),
             len(self.draw_pile),
             len(self.discard),
             self.dealer,
