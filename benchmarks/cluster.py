@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main() -> None:
     base = load_season(ROOT / "sample_bots" / "season.toml")
-    base = dataclasses.replace(base, matches_per_group=20)
+    python = tuple(bot for bot in base.entrants if bot.language == "python")
+    base = dataclasses.replace(base, entrants=python, matches_per_group=20)
     work = Path(tempfile.mkdtemp(prefix="arena-bench-cluster-"))
     rates = {}
     executors: dict[str, Executor] = {"local (2 processes)": LocalExecutor(2),
