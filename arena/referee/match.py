@@ -324,6 +324,15 @@ async def run_match(
                 waiter.cancel()
         for process in processes:
             process.kill()
+        # Streams of killed bots break now: let their handlers return before the server
+        # stops, rather than cancelling them mid-read (which grpc reports as an error).
+        closing = [asyncio.ensure_future(c.closed.wait())
+                   for c in referee.connections.values() if not c.closed.is_set()]
+        if closing:
+            _, pending = await asyncio.wait(closing, timeout=1.0)
+            for waiter in pending:
+                waiter.cancel()
+        await asyncio.sleep(0)
         await server.stop(grace=0.5)
         shutil.rmtree(socket_dir, ignore_errors=True)
 
