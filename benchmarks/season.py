@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -28,13 +29,22 @@ def fresh(season: Season, folder: Path, **changes: object) -> Season:
     return dataclasses.replace(season, folder=folder, **changes)  # type: ignore[arg-type]
 
 
-def timed(season: Season, workers: int) -> tuple[float, int]:
+def busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (all processes: referee, bots, sandbox)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq = (int(f) for f in fields[:7])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(season: Season, workers: int) -> tuple[float, int, float]:
+    """(wall seconds, matches played, cores kept busy on average)."""
+    busy = busy_seconds()
     started = time.perf_counter()
     summary = run_season(season, LocalExecutor(workers))
     elapsed = time.perf_counter() - started
     if summary.failed:
         raise SystemExit(f"{summary.failed} matches failed: {summary.failures[:1]}")
-    return elapsed, summary.played
+    return elapsed, summary.played, (busy_seconds() - busy) / elapsed
 
 
 def main() -> None:
@@ -49,17 +59,21 @@ def main() -> None:
                                                                      backend=args.sandbox))
     work = Path(tempfile.mkdtemp(prefix="arena-bench-season-"))
     rates = {}
+    cores = {}
     for workers in (1, 2):
-        elapsed, played = timed(fresh(base, work / f"w{workers}"), workers)
+        elapsed, played, cores[workers] = timed(fresh(base, work / f"w{workers}"), workers)
         rates[workers] = played / elapsed * 60
         print(f"sample season ({played} matches), {workers} worker(s): {elapsed:6.1f} s, "
-              f"{rates[workers]:6.1f} matches/min")
+              f"{rates[workers]:6.1f} matches/min, {cores[workers]:.2f} cores busy on average")
     speedup = rates[2] / rates[1]
+    ceiling = (os.cpu_count() or 1) / cores[1]
     print(f"speed-up with 2 workers: {speedup:.2f} (target >= 1.8: "
-          f"{'met' if speedup >= 1.8 else 'NOT met'})")
+          f"{'met' if speedup >= 1.8 else 'NOT met'}); one worker already keeps "
+          f"{cores[1]:.2f} cores busy (bots and referee are separate processes), so "
+          f"{os.cpu_count()} cores allow at most {ceiling:.2f}")
     # 150 two-player matches: 3 bots, 3 pairs, 50 per pair.
     big = fresh(base, work / "150", matches_per_group=50)
-    elapsed, played = timed(big, 2)
+    elapsed, played, _ = timed(big, 2)
     print(f"{played} two-player matches to 500 with 2 workers: {elapsed:.1f} s "
           f"(target < 90 s: {'met' if elapsed < 90 else 'NOT met'}), "
           f"{played / elapsed * 60:.0f} matches/min; sandbox {base.sandbox.backend}")
