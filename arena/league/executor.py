@@ -10,8 +10,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import multiprocessing
+import os
 import signal
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -94,10 +97,26 @@ def play_job(job: MatchJob) -> JobOutcome:
     return JobOutcome(job.match_id, record)
 
 
+def _terminate(*_: object) -> None:
+    # Raise so run_match's clean-up kills the bots; exit hard if that clean-up hangs.
+    threading.Timer(5.0, os._exit, (143,)).start()
+    sys.exit(143)
+
+
+def _watch_driver(driver: int) -> None:
+    """A driver killed with SIGKILL cannot stop its workers: each worker notices it is
+    gone (it has a new parent) and ends itself, so no match outlives the run."""
+    while os.getppid() == driver:
+        time.sleep(0.5)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)
+    os._exit(143)
+
+
 def _worker_init() -> None:
-    # Turn SIGTERM into an exception so run_match's clean-up kills the bots.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl-C does
+    threading.Thread(target=_watch_driver, args=(os.getppid(),), daemon=True).start()
 
 
 class LocalExecutor:
