@@ -32,17 +32,28 @@ class MatchLogWriter:
         # mtime=0 keeps the compressed bytes free of the clock.
         self._gzip = gzip.GzipFile(fileobj=self._raw, mode="wb", mtime=0)
         self._text = io.TextIOWrapper(self._gzip, encoding="utf-8", newline="\n")
+        self._pending: list[dict[str, Any] | Event] = []
 
+    # Records are queued and encoded by flush(), which the referee calls once a request is
+    # on its way: encoding then overlaps the bot's thinking instead of delaying the request.
     def write(self, record: dict[str, Any]) -> None:
-        self._text.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._pending.append(record)
 
     def event(self, event: Event) -> None:
-        record = to_record(event)
-        record["type"] = "event"
-        self.write(record)
+        self._pending.append(event)
+
+    def flush(self) -> None:
+        dumps, write = json.dumps, self._text.write
+        for item in self._pending:
+            if not isinstance(item, dict):
+                item = to_record(item)
+                item["type"] = "event"
+            write(dumps(item, separators=(",", ":")) + "\n")
+        self._pending.clear()
 
     def close(self) -> None:
         """Finish the file and move it into place: a log exists whole or not at all."""
+        self.flush()
         self._text.close()
         self._raw.close()
         self._partial.replace(self.path)

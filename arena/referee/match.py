@@ -556,6 +556,8 @@ class _MatchLoop:
         if not await connection.send(message):
             self._fault(seat, FaultKind.DISCONNECTED, "the stream broke")
             return None, 0.0
+        if self.log:
+            self.log.flush()
         report = self.reports[seat]
         give_up = sent + limits.decision_deadline + self.time_bank[seat]
         while True:
