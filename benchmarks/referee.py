@@ -7,7 +7,10 @@ In one run, measured side by side:
 2. a bare gRPC ping-pong over the same transport (grpc.aio server on a Unix socket, a
    separate Python client process with the SDK's streaming loop), replaying the same
    message sizes: the referee's decision requests one way, the bot's decisions the other;
-3. the ratio (target <= 1.3), seconds per match to 500, and the split of a decision's
+3. the same ping-pong with two clients alternating, as a 2-player match does, and with two
+   clients that also do the bot's work (the SDK's conversions and the strategist's
+   decision), which leaves the referee as the only difference;
+4. the ratio (target <= 1.3), seconds per match to 500, and the split of a decision's
    time into transport, bot (policy + SDK conversions), and referee + engine.
 
 Run: ``python -m benchmarks.referee [--matches N]``.
@@ -58,8 +61,37 @@ CLIENT = textwrap.dedent('''
     outbox.put(None)
 ''')
 
+# The same client doing a bot's per-decision work as the SDK does it (read the request,
+# convert the observation and legal actions, the strategist decides): transport + bot.
+WORKING_CLIENT = textwrap.dedent('''
+    import queue, sys, grpc
+    from arena.bots.policies import StrategistPolicy
+    from arena.protocol import pb, pb_grpc
+    from arena.protocol.convert import action_from_message, observation_from_request
+    address = sys.argv[1]
+    policy = StrategistPolicy(0)
+    outbox = queue.SimpleQueue()
+    def outgoing():
+        while (m := outbox.get()) is not None:
+            yield m
+    channel = grpc.insecure_channel(address)
+    stream = pb_grpc.RefereeServiceStub(channel).Play(outgoing())
+    outbox.put(pb.PlayRequest(hello=pb.Hello()))
+    for response in stream:
+        if response.WhichOneof("message") == "match_end":
+            break
+        request = response.decision_request
+        legal = [action_from_message(a) for a in request.legal_actions]
+        action = policy.decide(observation_from_request(request), legal)
+        outbox.put(pb.PlayRequest(decision=pb.Decision(
+            request_id=request.request_id,
+            action_index=legal.index(action) if action in legal else 0)))
+    outbox.put(None)
+''')
 
-async def ping_pong(requests: list[pb.PlayResponse], clients: int = 1) -> float:
+
+async def ping_pong(requests: list[pb.PlayResponse], clients: int = 1,
+                    client: str = CLIENT) -> float:
     """Seconds per round trip for streams replaying ``requests``; with two clients the
     requests alternate between them, as a 2-player match alternates between its bots."""
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-"))
@@ -95,7 +127,7 @@ async def ping_pong(requests: list[pb.PlayResponse], clients: int = 1) -> float:
     server.add_insecure_port(address)
     await server.start()
     runs = [await asyncio.create_subprocess_exec(
-        sys.executable, "-c", CLIENT, address, str(len(requests)), "0")
+        sys.executable, "-c", client, address, str(len(requests)), "0")
         for _ in range(clients)]
     await drive()
     for run in runs:
@@ -163,9 +195,11 @@ def main() -> None:
         per_decision, per_match, decisions, requests = referee_match(seed, logs)
         transport = asyncio.run(ping_pong(requests))
         alternating = asyncio.run(ping_pong(requests, clients=2))
+        working = asyncio.run(ping_pong(requests, clients=2, client=WORKING_CLIENT))
         engine, _ = in_process(seed)
         bot = bot_side(requests)
-        rows.append((per_decision, per_match, decisions, transport, engine, bot, alternating))
+        rows.append((per_decision, per_match, decisions, transport, engine, bot, alternating,
+                     working))
         print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
               f"/decision, ping-pong {transport * 1e6:.0f} us (two clients "
               f"{alternating * 1e6:.0f} us), ratio {per_decision / transport:.2f}, "
@@ -185,11 +219,16 @@ def main() -> None:
     print(f"  ratio                         {ratio:8.2f}     target <= 1.3: "
           f"{'met' if ratio <= 1.3 else 'NOT met'}")
     print(f"  ratio to the alternating ping-pong: {referee / alternating:.2f}")
+    working = statistics.median(r[7] for r in rows)
+    print(f"  ping-pong, 2 clients doing the bot's work {working * 1e6:6.0f} us   (transport "
+          "+ SDK + policy, no referee)")
+    print(f"  ratio to it (what the referee alone adds): {referee / working:.2f}")
     print(f"  seconds per 2-player match to 500 (start-up included): "
           f"{statistics.median(r[1] for r in rows):.2f}")
     print("  split of a decision:")
     print(f"    transport (ping-pong)         {transport * 1e6:8.0f} us")
-    print(f"    bot (SDK conversion + policy) {bot * 1e6:8.0f} us")
+    print(f"    bot (SDK conversion + policy) {bot * 1e6:8.0f} us in a hot loop, "
+          f"{(working - alternating) * 1e6:.0f} us in the match's rhythm")
     print(f"    engine + policy in-process    {engine * 1e6:8.0f} us")
     rest = referee - transport - bot
     print(f"    referee (conversion, asyncio, log) + engine: {rest * 1e6:.0f} us")
