@@ -5,7 +5,7 @@ In one run, measured side by side:
 1. a full 2-player match to 500 between two Python sample bots (strategist, greedy) as real
    processes over the referee: wall time per decision, start-up excluded;
 2. a bare gRPC ping-pong over the same transport (grpc.aio server on a Unix socket, a
-   separate Python client process with the SDK's streaming loop), replaying the same
+   separate Python client process with the SDK's grpc.aio streaming loop), replaying the same
    message sizes: the referee's decision requests one way, the bot's decisions the other;
 3. the same ping-pong with two clients alternating, as a 2-player match does, and with two
    clients that also do the bot's work (the SDK's conversions and the strategist's
@@ -43,51 +43,37 @@ ROOT = Path(__file__).resolve().parents[1]
 BOTS = ("strategist", "greedy")
 
 CLIENT = textwrap.dedent('''
-    import queue, sys, time, grpc
+    import asyncio, sys, grpc
     from arena.protocol import pb, pb_grpc
-    address, rounds, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    outbox = queue.SimpleQueue()
-    def outgoing():
-        while (m := outbox.get()) is not None:
-            yield m
-    answer = pb.PlayRequest(decision=pb.Decision(request_id=1, action_index=size % 3))
-    channel = grpc.insecure_channel(address)
-    stream = pb_grpc.RefereeServiceStub(channel).Play(outgoing())
-    outbox.put(answer)
-    for response in stream:
-        if response.WhichOneof("message") == "match_end":
-            break
-        outbox.put(answer)
-    outbox.put(None)
+    WORK = False
+    async def main():
+        if WORK:
+            from arena.bots.policies import StrategistPolicy
+            from arena.protocol.convert import action_from_message, observation_from_request
+            policy = StrategistPolicy(0)
+        answer = pb.PlayRequest(decision=pb.Decision(request_id=1, action_index=0))
+        async with grpc.aio.insecure_channel(sys.argv[1]) as channel:
+            call = pb_grpc.RefereeServiceStub(channel).Play()
+            await call.write(pb.PlayRequest(hello=pb.Hello()))
+            while True:
+                response = await call.read()
+                if response is grpc.aio.EOF or response.WhichOneof("message") == "match_end":
+                    break
+                if WORK:
+                    request = response.decision_request
+                    legal = [action_from_message(a) for a in request.legal_actions]
+                    action = policy.decide(observation_from_request(request), legal)
+                    answer = pb.PlayRequest(decision=pb.Decision(
+                        request_id=request.request_id,
+                        action_index=legal.index(action) if action in legal else 0))
+                await call.write(answer)
+            await call.done_writing()
+    asyncio.run(main())
 ''')
 
 # The same client doing a bot's per-decision work as the SDK does it (read the request,
 # convert the observation and legal actions, the strategist decides): transport + bot.
-WORKING_CLIENT = textwrap.dedent('''
-    import queue, sys, grpc
-    from arena.bots.policies import StrategistPolicy
-    from arena.protocol import pb, pb_grpc
-    from arena.protocol.convert import action_from_message, observation_from_request
-    address = sys.argv[1]
-    policy = StrategistPolicy(0)
-    outbox = queue.SimpleQueue()
-    def outgoing():
-        while (m := outbox.get()) is not None:
-            yield m
-    channel = grpc.insecure_channel(address)
-    stream = pb_grpc.RefereeServiceStub(channel).Play(outgoing())
-    outbox.put(pb.PlayRequest(hello=pb.Hello()))
-    for response in stream:
-        if response.WhichOneof("message") == "match_end":
-            break
-        request = response.decision_request
-        legal = [action_from_message(a) for a in request.legal_actions]
-        action = policy.decide(observation_from_request(request), legal)
-        outbox.put(pb.PlayRequest(decision=pb.Decision(
-            request_id=request.request_id,
-            action_index=legal.index(action) if action in legal else 0)))
-    outbox.put(None)
-''')
+WORKING_CLIENT = CLIENT.replace("WORK = False", "WORK = True")
 
 
 async def ping_pong(requests: list[pb.PlayResponse], clients: int = 1,
