@@ -70,7 +70,8 @@ def main() -> None:
     print(f"speed-up with 2 workers: {speedup:.2f} (target >= 1.8: "
           f"{'met' if speedup >= 1.8 else 'NOT met'}); one worker already keeps "
           f"{cores[1]:.2f} cores busy (bots and referee are separate processes), so "
-          f"{os.cpu_count()} cores allow at most {ceiling:.2f}")
+          f"{os.cpu_count()} cores allow about {ceiling:.2f} (a whole-machine reading: "
+          "other processes' time counts too)")
     # 150 two-player matches: 3 bots, 3 pairs, 50 per pair.
     big = fresh(base, work / "150", matches_per_group=50)
     elapsed, played, _ = timed(big, 2)
