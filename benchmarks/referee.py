@@ -113,7 +113,7 @@ async def ping_pong(requests: list[pb.PlayResponse], clients: int = 1,
     server.add_insecure_port(address)
     await server.start()
     runs = [await asyncio.create_subprocess_exec(
-        sys.executable, "-c", client, address, str(len(requests)), "0")
+        sys.executable, "-c", client, address)
         for _ in range(clients)]
     await drive()
     for run in runs:
@@ -211,13 +211,12 @@ def main() -> None:
     print(f"  ratio to it (what the referee alone adds): {referee / working:.2f}")
     print(f"  seconds per 2-player match to 500 (start-up included): "
           f"{statistics.median(r[1] for r in rows):.2f}")
-    print("  split of a decision:")
-    print(f"    transport (ping-pong)         {transport * 1e6:8.0f} us")
-    print(f"    bot (SDK conversion + policy) {bot * 1e6:8.0f} us in a hot loop, "
-          f"{(working - alternating) * 1e6:.0f} us in the match's rhythm")
-    print(f"    engine + policy in-process    {engine * 1e6:8.0f} us")
-    rest = referee - transport - bot
-    print(f"    referee (conversion, asyncio, log) + engine: {rest * 1e6:.0f} us")
+    print("  split of a decision (each part measured in the match's rhythm):")
+    print(f"    transport (alternating ping-pong)        {alternating * 1e6:8.0f} us")
+    print(f"    bot (SDK conversion + policy)            {(working - alternating) * 1e6:8.0f} us"
+          f"   ({bot * 1e6:.0f} us in a hot loop)")
+    print(f"    referee (engine, conversion, asyncio, log) {(referee - working) * 1e6:6.0f} us"
+          f"   (engine + policies alone in-process: {engine * 1e6:.0f} us)")
 
 
 if __name__ == "__main__":
