@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.grpc_env import GRPC_ENVIRONMENT
 from arena.sandbox import (
     BotManifest,
     BubblewrapLauncher,
@@ -58,8 +59,9 @@ def test_environment_is_the_protocol_and_a_few_basics(folder: Path, tmp_path: Pa
     assert code == 0, err
     env = json.loads(out)
     assert set(env) - {"PWD"} == {"PATH", "HOME", "LANG", "PYTHONDONTWRITEBYTECODE",
-                                  "ARENA_TOKEN", "ARENA_SEAT"}
+                                  "GRPC_EXPERIMENTS", "ARENA_TOKEN", "ARENA_SEAT"}
     assert env["HOME"] == "/tmp" and env["ARENA_TOKEN"] == "t"
+    assert env["GRPC_EXPERIMENTS"] == GRPC_ENVIRONMENT["GRPC_EXPERIMENTS"]
 
 
 def test_socket_folder_is_bound_and_the_address_rewritten(folder: Path, tmp_path: Path

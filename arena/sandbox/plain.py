@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import IO
 
+from arena.grpc_env import GRPC_ENVIRONMENT
 from arena.sandbox.manifest import BotManifest
 
 OUTPUT_CAP_BYTES = 1024 * 1024
@@ -97,6 +98,6 @@ class PlainLauncher:
 
     def __call__(self, env: dict[str, str], socket_dir: Path) -> PlainProcess:
         full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp",
-                    "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", **env}
+                    "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", **GRPC_ENVIRONMENT, **env}
         return PlainProcess(resolve_command(self.manifest), self.manifest.folder, full_env,
                             self.log_dir, self.label)
