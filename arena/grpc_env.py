@@ -17,9 +17,15 @@ GRPC_ENVIRONMENT = {
     "GRPC_EXPERIMENTS": "-event_engine_client,-event_engine_listener,"
                         "-event_engine_for_all_other_endpoints",
 }
-"""Also part of every bot's environment: C-core bots (Python, C++) get the same speed-up."""
+"""Also part of every bot's environment (``current()``): C-core bots (Python, C++) get the
+same speed-up."""
 
 
 def apply() -> None:
     for name, value in GRPC_ENVIRONMENT.items():
         os.environ.setdefault(name, value)
+
+
+def current() -> dict[str, str]:
+    """The settings in force in this process (the user's where set): what bots get too."""
+    return {name: os.environ.get(name, value) for name, value in GRPC_ENVIRONMENT.items()}

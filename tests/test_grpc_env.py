@@ -38,7 +38,9 @@ ROUND_TRIP = textwrap.dedent('''
             reply = await call.read()
             await call.done_writing()
         await server.stop(None)
-        print(reply.WhichOneof("message"), os.environ.get("GRPC_EXPERIMENTS", ""))
+        from arena.sandbox.environment import BOT_ENV
+        print(reply.WhichOneof("message"), os.environ.get("GRPC_EXPERIMENTS", ""),
+              BOT_ENV["GRPC_EXPERIMENTS"])
 
     asyncio.run(main())
 ''')
@@ -53,16 +55,17 @@ def run(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 def test_importing_arena_sets_the_transport_settings_and_grpcio_knows_them() -> None:
     done = run({})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["match_end", GRPC_ENVIRONMENT["GRPC_EXPERIMENTS"]]
+    setting = GRPC_ENVIRONMENT["GRPC_EXPERIMENTS"]
+    assert done.stdout.split() == ["match_end", setting, setting]
     # grpcio names an experiment it does not know on stderr and ignores it: an upgrade that
     # drops these names would silently lose the speed-up.
     assert "experiment" not in done.stderr.lower(), done.stderr
 
 
-def test_a_value_set_by_the_user_wins() -> None:
+def test_a_value_set_by_the_user_wins_for_the_referee_and_its_bots() -> None:
     done = run({"GRPC_EXPERIMENTS": "-event_engine_client"})
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["match_end", "-event_engine_client"]
+    assert done.stdout.split() == ["match_end", "-event_engine_client", "-event_engine_client"]
 
 
 def test_bots_get_the_settings_in_their_environment(tmp_path: Path) -> None:

@@ -31,8 +31,8 @@ from typing import Any
 
 from arena.sandbox import seccomp
 from arena.sandbox.build import hand_over
+from arena.sandbox.environment import BOT_ENV
 from arena.sandbox.launcher import (
-    BOT_ENV,
     Backend,
     SandboxError,
     SandboxLauncher,

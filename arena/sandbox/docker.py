@@ -26,8 +26,8 @@ from typing import Any
 
 from arena.sandbox.bubblewrap import unreadable_by_others
 from arena.sandbox.build import hand_over
+from arena.sandbox.environment import BOT_ENV
 from arena.sandbox.launcher import (
-    BOT_ENV,
     Backend,
     SandboxError,
     SandboxLauncher,

@@ -19,7 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from arena.sandbox.launcher import BOT_ENV, Backend, SandboxLauncher, is_root, rlimits
+from arena.sandbox.environment import BOT_ENV
+from arena.sandbox.launcher import Backend, SandboxLauncher, is_root, rlimits
 from arena.sandbox.process import HelperPlan, SandboxProcess
 
 WARNING = ("FALLBACK SANDBOX: bubblewrap is not in use; the bot runs under the referee's uid "

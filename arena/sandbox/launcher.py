@@ -14,7 +14,6 @@ import secrets
 from pathlib import Path
 from typing import Any, Protocol
 
-from arena.grpc_env import GRPC_ENVIRONMENT
 from arena.sandbox import cgroups
 from arena.sandbox.limits import MIB, SandboxLimits
 from arena.sandbox.manifest import BotManifest
@@ -25,11 +24,6 @@ UID_BASE = 1_600_000_000
 any user or subordinate-uid range, and a fresh one per process tree, so RLIMIT_NPROC counts
 that bot alone and no bot can signal or read another."""
 UID_SPAN = 100_000_000
-
-BOT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
-           "PYTHONDONTWRITEBYTECODE": "1", **GRPC_ENVIRONMENT}
-"""The environment of every bot, besides ARENA_ADDRESS, ARENA_TOKEN and ARENA_SEAT."""
-
 
 class Backend(enum.StrEnum):
     BUBBLEWRAP = "bubblewrap"

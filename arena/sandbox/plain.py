@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import IO
 
-from arena.grpc_env import GRPC_ENVIRONMENT
+from arena.sandbox.environment import BOT_ENV
 from arena.sandbox.manifest import BotManifest
 
 OUTPUT_CAP_BYTES = 1024 * 1024
@@ -97,7 +97,7 @@ class PlainLauncher:
                              "isolation and no resource limits"]}
 
     def __call__(self, env: dict[str, str], socket_dir: Path) -> PlainProcess:
-        full_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp",
-                    "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", **GRPC_ENVIRONMENT, **env}
+        # The host's PATH: a plain bot runs with the host's tools, unconfined.
+        full_env = {**BOT_ENV, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
         return PlainProcess(resolve_command(self.manifest), self.manifest.folder, full_env,
                             self.log_dir, self.label)
