@@ -593,8 +593,12 @@ class _MatchLoop:
             if self._is_late_answer(seat, reply):
                 continue
             if decision.request_id != request_id:
-                self._fault(seat, FaultKind.OUT_OF_TURN,
-                            f"answered request {decision.request_id}, pending is {request_id}")
+                # An id from the future is an answer to nothing: say so, as when it arrives
+                # between requests (which of the two happens is down to timing).
+                never = (", but no decision was asked with that id"
+                         if decision.request_id > request_id else "")
+                self._fault(seat, FaultKind.OUT_OF_TURN, f"answered request "
+                            f"{decision.request_id}{never}; pending is {request_id}")
                 if report.disqualified:
                     return None, latency
                 continue
