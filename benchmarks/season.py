@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -74,6 +75,13 @@ def main() -> None:
         base = dataclasses.replace(base, sandbox=dataclasses.replace(base.sandbox,
                                                                      backend=args.sandbox))
     work = Path(tempfile.mkdtemp(prefix="arena-bench-season-"))
+    try:
+        measure(base, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(base: Season, work: Path) -> None:
     started = time.perf_counter()
     base = built(base, work)
     print(f"{len(base.entrants)} entrants "
@@ -92,12 +100,10 @@ def main() -> None:
               f"{seconds[workers]:6.1f} s, {rates[workers]:6.1f} matches/min, "
               f"{cores[workers]:.2f} cores busy on average")
     speedup = rates[2] / rates[1]
-    ceiling = (os.cpu_count() or 1) / cores[1]
+    # No ceiling from "cores busy": a match takes less CPU on a busy machine (plain
+    # processes measured 1.21 cores busy with 1 worker, and a 1.97 speed-up).
     print(f"speed-up with 2 workers: {speedup:.2f} (target >= 1.8: "
-          f"{'met' if speedup >= 1.8 else 'NOT met'}); one worker already keeps "
-          f"{cores[1]:.2f} cores busy (bots and referee are separate processes), so "
-          f"{os.cpu_count()} cores allow about {ceiling:.2f} if a match's CPU stayed the "
-          "same (a whole-machine reading: other processes' time counts too)")
+          f"{'met' if speedup >= 1.8 else 'NOT met'})")
     if played[2] == 150:
         big_seconds = seconds[2]
         what = "the sample season's 2-worker run above"
