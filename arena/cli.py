@@ -27,7 +27,13 @@ from arena.bots.policies import POLICIES
 from arena.bots.runner import play_match
 from arena.league.cluster import DaskExecutor
 from arena.league.driver import RunSummary, leaderboard, open_store, run_season
-from arena.league.executor import Executor, JobOutcome, LocalExecutor
+from arena.league.executor import (
+    Executor,
+    JobOutcome,
+    LocalExecutor,
+    core_plan,
+    usable_cores,
+)
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore
 from arena.referee import check
@@ -298,16 +304,21 @@ def _season_run(args: argparse.Namespace) -> int:
         return 2
     pending = len(store.pending())
     store.close()
+    cluster = args.cluster or season.cluster
+    if cluster or season.executor == "dask":
+        placement = f"on the Dask cluster {cluster or '(local)'}"
+    else:
+        placement = f"{season.parallelism} at a time"
+        if season.pin_cores and core_plan(min(season.parallelism, pending), usable_cores()):
+            placement += ", a core each"
     console.print(f"season [bold]{season.name}[/bold]: {len(season.entrants)} entrants, "
                   f"{len(matches)} matches at {season.table_size}-player tables, "
                   f"{len(matches) - pending} already done; sandbox {season.sandbox.backend}; "
-                  + (f"on the Dask cluster {args.cluster or season.cluster or '(local)'}"
-                     if args.cluster or season.executor == "dask"
-                     else f"{season.parallelism} at a time"))
-    cluster = args.cluster or season.cluster
+                  f"{placement}")
     executor: Executor = (
-        DaskExecutor(cluster, season.parallelism, season.shared_bots)
-        if cluster or season.executor == "dask" else LocalExecutor(season.parallelism))
+        DaskExecutor(cluster, season.parallelism, season.shared_bots, season.pin_cores)
+        if cluster or season.executor == "dask"
+        else LocalExecutor(season.parallelism, season.pin_cores))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[failed]} failed"), TextColumn("{task.fields[rate]}"),
                TimeRemainingColumn())

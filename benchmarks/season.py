@@ -1,14 +1,22 @@
 """League throughput, measured side by side in one run.
 
 1. The sample season (``sample_bots/season.toml``: its six entrants in Python, JavaScript,
-   C++ and bash, 150 two-player matches to 500) with 1 worker and with 2 workers: matches
-   per minute and the speed-up (target >= 1.8 on 2 cores).
+   C++ and bash, 150 two-player matches to 500) with 1 worker and with 2 workers, as
+   ``arena season run`` plays it: matches per minute and the speed-up (target >= 1.8 on
+   2 cores). The 2 workers fill the 2 cores, so each is pinned to a core of its own
+   (``arena.league.executor.core_plan``); the 1 worker is not, and its match uses both.
 2. Seconds for 150 two-player matches to 500 (target < 90 s on 2 cores): the 2-worker run
    of the sample season is exactly that.
+3. What explains the speed-up: the same season with 2 unpinned workers (``pin_cores =
+   false``), and with 1 worker confined to a single core. Twice the single-core rate is
+   what two cores give when each does what one core does alone; the 1-worker run is faster
+   than one core because a match keeps more than one core busy (its bots start side by
+   side, gRPC polls beside the event loop).
 
 Builds (npm ci, cmake) run once before the clock starts, as a season reuses them. With
 ``--python-only`` the season keeps only its three Python entrants (30 matches, no build
-tools needed). Run: ``python -m benchmarks.season [--sandbox plain|bubblewrap]``.
+tools needed). ``--rounds N`` repeats the runs, interleaved, and reports medians.
+Run: ``python -m benchmarks.season [--sandbox plain|bubblewrap] [--rounds N]``.
 """
 
 from __future__ import annotations
@@ -17,12 +25,13 @@ import argparse
 import dataclasses
 import os
 import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
 from arena.league.driver import run_season
-from arena.league.executor import LocalExecutor
+from arena.league.executor import LocalExecutor, usable_cores
 from arena.league.season import Season, load_season
 from arena.sandbox import limits_from, prepare
 
@@ -40,12 +49,20 @@ def busy_seconds() -> float:
     return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
-def timed(season: Season, workers: int) -> tuple[float, int, float]:
-    """(wall seconds, matches played, cores kept busy on average)."""
-    busy = busy_seconds()
-    started = time.perf_counter()
-    summary = run_season(season, LocalExecutor(workers))
-    elapsed = time.perf_counter() - started
+def timed(season: Season, executor: LocalExecutor, cores: set[int] | None = None
+          ) -> tuple[float, int, float]:
+    """(wall seconds, matches played, cores kept busy on average); ``cores`` confines the
+    driver, and so its workers and their matches, to those cores."""
+    allowed = os.sched_getaffinity(0)
+    if cores is not None:
+        os.sched_setaffinity(0, cores)
+    try:
+        busy = busy_seconds()
+        started = time.perf_counter()
+        summary = run_season(season, executor)
+        elapsed = time.perf_counter() - started
+    finally:
+        os.sched_setaffinity(0, allowed)
     if summary.failed:
         raise SystemExit(f"{summary.failed} matches failed: {summary.failures[:1]}")
     return elapsed, summary.played, (busy_seconds() - busy) / elapsed
@@ -66,6 +83,7 @@ def main() -> None:
     parser.add_argument("--sandbox", default=None, help="override the season's backend")
     parser.add_argument("--python-only", action="store_true",
                         help="only the three Python entrants (30 matches, no builds)")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat the runs (medians)")
     args = parser.parse_args()
     base = load_season(ROOT / "sample_bots" / "season.toml")
     if args.python_only:
@@ -76,40 +94,61 @@ def main() -> None:
                                                                      backend=args.sandbox))
     work = Path(tempfile.mkdtemp(prefix="arena-bench-season-"))
     try:
-        measure(base, work)
+        measure(base, work, args.rounds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def measure(base: Season, work: Path) -> None:
+RUNS: dict[str, tuple[int, bool, bool]] = {
+    # name: (workers, pin_cores, confined to one core)
+    "1 worker": (1, True, False),
+    "2 workers": (2, True, False),
+    "2 workers, unpinned": (2, False, False),
+    "1 worker, one core": (1, True, True),
+}
+
+
+def measure(base: Season, work: Path, rounds: int) -> None:
     started = time.perf_counter()
     base = built(base, work)
     print(f"{len(base.entrants)} entrants "
           f"({', '.join(sorted({bot.language for bot in base.entrants}))}), sandbox "
-          f"{base.sandbox.backend}; builds took {time.perf_counter() - started:.1f} s "
-          "(not timed below)")
-    rates = {}
-    cores = {}
-    seconds = {}
-    played = {}
-    for workers in (1, 2):
-        seconds[workers], played[workers], cores[workers] = timed(
-            fresh(base, work / f"w{workers}"), workers)
-        rates[workers] = played[workers] / seconds[workers] * 60
-        print(f"sample season ({played[workers]} matches), {workers} worker(s): "
-              f"{seconds[workers]:6.1f} s, {rates[workers]:6.1f} matches/min, "
-              f"{cores[workers]:.2f} cores busy on average")
-    speedup = rates[2] / rates[1]
-    # No ceiling from "cores busy": a match takes less CPU on a busy machine (plain
-    # processes measured 1.21 cores busy with 1 worker, and a 1.97 speed-up).
+          f"{base.sandbox.backend}; {len(usable_cores())} cores; builds took "
+          f"{time.perf_counter() - started:.1f} s (not timed below)")
+    one_core = {usable_cores()[0]}
+    rates: dict[str, list[float]] = {name: [] for name in RUNS}
+    seconds: dict[str, list[float]] = {name: [] for name in RUNS}
+    played = 0
+    for round_ in range(rounds):
+        for name, (workers, pin, confined) in RUNS.items():
+            folder = work / f"{round_}-{name.replace(' ', '').replace(',', '-')}"
+            elapsed, played, busy = timed(fresh(base, folder), LocalExecutor(workers, pin),
+                                          one_core if confined else None)
+            seconds[name].append(elapsed)
+            rates[name].append(played / elapsed * 60)
+            print(f"{name:20s} {played} matches: {elapsed:6.1f} s, {rates[name][-1]:6.1f} "
+                  f"matches/min, {busy:.2f} cores busy on average", flush=True)
+            shutil.rmtree(folder, ignore_errors=True)
+    rate = {name: statistics.median(values) for name, values in rates.items()}
+    if rounds > 1:
+        print(f"medians of {rounds} rounds: " + ", ".join(
+            f"{name} {value:.1f}/min" for name, value in rate.items()))
+    speedup = rate["2 workers"] / rate["1 worker"]
     print(f"speed-up with 2 workers: {speedup:.2f} (target >= 1.8: "
           f"{'met' if speedup >= 1.8 else 'NOT met'})")
-    if played[2] == 150:
-        big_seconds = seconds[2]
-        what = "the sample season's 2-worker run above"
-    else:
+    print(f"  2 workers pinned / unpinned: {rate['2 workers'] / rate['2 workers, unpinned']:.2f}")
+    print(f"  2 workers / twice the single-core rate: "
+          f"{rate['2 workers'] / (2 * rate['1 worker, one core']):.2f} (the cores' scaling)")
+    print(f"  1 worker / 1 worker on one core: "
+          f"{rate['1 worker'] / rate['1 worker, one core']:.2f} (what a lone match gains from "
+          f"the second core; the speed-up cannot pass 2 / this unless matches get cheaper "
+          f"side by side)")
+    big_seconds = statistics.median(seconds["2 workers"])
+    what = "the sample season's 2-worker run above"
+    if played != 150:
         # 3 Python entrants: 3 pairs, 50 matches each.
-        big_seconds, _, _ = timed(fresh(base, work / "150", matches_per_group=50), 2)
+        big_seconds, _, _ = timed(fresh(base, work / "150", matches_per_group=50),
+                                  LocalExecutor(2))
         what = "3 Python entrants, 50 matches per pair, 2 workers"
     print(f"150 two-player matches to 500: {big_seconds:.1f} s (target < 90 s: "
           f"{'met' if big_seconds < 90 else 'NOT met'}), {150 / big_seconds * 60:.0f} "

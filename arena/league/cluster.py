@@ -8,6 +8,10 @@ futures in memory only, and a restarted driver resumes from the store as locally
 
 A task whose worker dies is retried by Dask; one that keeps killing workers
 (``distributed.scheduler.allowed-failures``) ends as a failed match with its reason.
+
+Workers are pinned to cores as the local executor's are (``core_plan``), host by host: a
+host whose workers (connected when the season starts) fill its cores gets one core per
+worker. A worker that joins later, or that its nanny restarts, runs unpinned.
 """
 
 from __future__ import annotations
@@ -22,8 +26,16 @@ import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from arena.league.executor import JobOutcome, MatchJob, play_job
+from arena.league.executor import (
+    JobOutcome,
+    MatchJob,
+    core_plan,
+    pin_process,
+    play_job,
+    usable_cores,
+)
 from arena.sandbox.manifest import BotManifest
 
 CACHE = Path(os.environ.get("ARENA_BOT_CACHE", Path(tempfile.gettempdir()) / "arena-bot-cache"))
@@ -78,14 +90,32 @@ def remote_play(job: MatchJob, packed: dict[str, bytes], hashes: tuple[str, ...]
     return outcome, log, output
 
 
+def pin_workers(client: Any) -> dict[str, int]:
+    """Pin the connected workers to cores, host by host (see the module documentation);
+    worker address -> core, for the workers pinned."""
+    cores = client.run(usable_cores)
+    hosts: dict[str, list[str]] = {}
+    for address in cores:
+        hosts.setdefault(urlsplit(address).hostname or address, []).append(address)
+    pinned: dict[str, int] = {}
+    for workers in hosts.values():
+        workers.sort()
+        plan = core_plan(len(workers), cores[workers[0]])
+        for address, core in zip(workers, plan or [], strict=False):
+            if client.run(pin_process, core, workers=[address]).get(address):
+                pinned[address] = core
+    return pinned
+
+
 class DaskExecutor:
     """Run matches on a Dask cluster (``address``) or a LocalCluster of ``workers``."""
 
     def __init__(self, address: str | None = None, workers: int = 2,
-                 shared_bots: bool = False) -> None:
+                 shared_bots: bool = False, pin_cores: bool = True) -> None:
         self.address = address
         self.workers = workers
         self.shared_bots = shared_bots
+        self.pin_cores = pin_cores
         self.client: Any = None
         self.cluster: Any = None
 
@@ -99,6 +129,9 @@ class DaskExecutor:
                 n_workers=self.workers, threads_per_worker=1, processes=True,
                 dashboard_address=None)
             self.client = Client(self.cluster)  # type: ignore[no-untyped-call]
+            self.client.wait_for_workers(self.workers)
+        if self.pin_cores:
+            pin_workers(self.client)
         return self.client
 
     def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:

@@ -95,7 +95,7 @@ def run_season(season: Season, executor: Executor | None = None,
                      log_path=season.logs / f"{m.match_id}.jsonl.gz",
                      output_dir=season.logs / m.match_id)
             for m in matches if m.match_id in pending and m.match_id in by_id]
-        executor = executor or LocalExecutor(season.parallelism)
+        executor = executor or LocalExecutor(season.parallelism, season.pin_cores)
         played = 0
         failed = len(failures)
         already = len(matches) - len(jobs) - failed

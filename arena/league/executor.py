@@ -3,12 +3,16 @@
 An executor takes picklable :class:`MatchJob` values and yields :class:`JobOutcome` values
 in completion order. The local executor uses worker processes on this machine; a cluster
 executor (Dask) implements the same two methods, so nothing else changes.
+
+When the workers fill the machine's cores, each worker is pinned to a core of its own, and
+its match (the referee, the sandbox launcher, the bots) runs there: see :func:`core_plan`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -16,7 +20,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -113,26 +117,68 @@ def _watch_driver(driver: int) -> None:
     os._exit(143)
 
 
-def _worker_init() -> None:
+def usable_cores() -> list[int]:
+    """The cores this process may run on (its affinity: a container's cpuset, taskset)."""
+    return sorted(os.sched_getaffinity(0))
+
+
+def core_plan(workers: int, cores: Sequence[int]) -> list[int] | None:
+    """The core for each of ``workers`` worker processes, or None: leave them unpinned.
+
+    Pinned only when the workers fill the cores. A lone match keeps ~1.2 cores busy (its
+    bots start side by side, gRPC polls beside the event loop), so with a core to spare it
+    is faster unpinned. With every core taken, a match kept on one core plays its
+    referee-bot ping-pong without cross-core wake-ups or migrations: measured on the sample
+    season at 2 workers on 2 cores, 12-19% more matches per minute (``benchmarks/season``).
+    More workers than cores share the cores in turn."""
+    if not cores or workers < len(cores):
+        return None
+    return [cores[index % len(cores)] for index in range(workers)]
+
+
+def pin_process(core: int) -> bool:
+    """Confine every thread of this process to ``core``; what it starts later inherits it.
+    False if the kernel refuses (the process then runs unpinned)."""
+    try:
+        for thread in os.listdir("/proc/self/task"):
+            with contextlib.suppress(ProcessLookupError):  # a thread that just ended
+                os.sched_setaffinity(int(thread), {core})
+    except OSError:
+        return False
+    return True
+
+
+def _worker_init(counter: Any = None, plan: Sequence[int] | None = None) -> None:
+    if counter is not None and plan:
+        with counter.get_lock():
+            index = counter.value
+            counter.value += 1
+        pin_process(plan[index % len(plan)])
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl-C does
     threading.Thread(target=_watch_driver, args=(os.getppid(),), daemon=True).start()
 
 
 class LocalExecutor:
-    """Worker processes on this machine (spawned: gRPC does not survive fork)."""
+    """Worker processes on this machine (spawned: gRPC does not survive fork), each pinned
+    to a core of its own when they fill the cores and ``pin_cores`` is on (see
+    :func:`core_plan`)."""
 
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, pin_cores: bool = True) -> None:
         self.workers = workers
+        self.pin_cores = pin_cores
         self.pool: concurrent.futures.ProcessPoolExecutor | None = None
 
     def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
         jobs = list(jobs)
         if not jobs:
             return
+        workers = min(self.workers, len(jobs))
+        context = multiprocessing.get_context("spawn")
+        plan = core_plan(workers, usable_cores()) if self.pin_cores else None
         self.pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=min(self.workers, len(jobs)),
-            mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init)
+            max_workers=workers, mp_context=context, initializer=_worker_init,
+            initargs=(context.Value("i", 0), plan) if plan else ())
         futures = {self.pool.submit(play_job, job): job for job in jobs}
         finished = False
         try:

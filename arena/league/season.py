@@ -6,7 +6,8 @@
     table_size = 2             # players per match, 2..10
     matches_per_group = 4      # per pair at 2-player tables, per group of k otherwise
     duplicate_deals = false    # play each deal once per seat rotation
-    parallelism = 2            # matches at once (default: the number of cores)
+    parallelism = 2            # matches at once (default: the cores this process may use)
+    pin_cores = true           # workers filling the cores get one core each (see executor)
     entrants = ["python/*"]    # bot folders or globs, relative to this file
 
     [rules]                    # RuleOptions; the official rules by default
@@ -71,6 +72,9 @@ class Season:
     matches_per_group: int
     duplicate_deals: bool
     parallelism: int
+    pin_cores: bool
+    """Pin each worker, and the match it plays, to a core of its own when the workers fill
+    the cores (``arena.league.executor.core_plan``)."""
     executor: str
     cluster: str | None
     shared_bots: bool
@@ -94,8 +98,8 @@ class Season:
 
 _KNOWN = {
     "season": {"name", "seed", "table_size", "matches_per_group", "matches_per_pairing",
-               "duplicate_deals", "parallelism", "entrants", "executor", "cluster",
-               "shared_bots"},
+               "duplicate_deals", "parallelism", "pin_cores", "entrants", "executor",
+               "cluster", "shared_bots"},
     "rules": {f.name for f in fields(RuleOptions)},
     "limits": {f.name for f in fields(Limits)},
     "sandbox": {f.name for f in fields(SandboxSettings)},
@@ -263,7 +267,8 @@ def load_season(path: Path | str) -> Season:
         seed=season.integer("seed", 1, 0),
         table_size=table_size, matches_per_group=per_group,
         duplicate_deals=season.boolean("duplicate_deals", False),
-        parallelism=season.integer("parallelism", os.cpu_count() or 1, 1, 256),
+        parallelism=season.integer("parallelism", len(os.sched_getaffinity(0)) or 1, 1, 256),
+        pin_cores=season.boolean("pin_cores", True),
         executor=executor, cluster=cluster,
         shared_bots=season.boolean("shared_bots", False),
         entrants=entrants, rules=rules, limits=limits, sandbox=sandbox,

@@ -77,7 +77,8 @@ def test_minimal_file_loads_with_official_defaults(tmp_path: Path) -> None:
     assert loaded.table_size == 2
     assert loaded.matches_per_group == 2
     assert loaded.duplicate_deals is False
-    assert loaded.parallelism == (os.cpu_count() or 1)
+    assert loaded.parallelism == len(os.sched_getaffinity(0)), "the cores it may use"
+    assert loaded.pin_cores is True
     assert loaded.executor == "local"
     assert loaded.cluster is None
     assert loaded.rules == OFFICIAL == RuleOptions()
@@ -103,13 +104,14 @@ def test_output_defaults_to_runs_and_reports_named_after_the_season(tmp_path: Pa
 
 def test_every_setting_is_read(tmp_path: Path) -> None:
     text = season(seed=7, table_size=3, matches_per_pairing=5, duplicate_deals=True,
-                  parallelism=3, entrants=["bots/c", "bots/a", "bots/b"]) + (
+                  parallelism=3, pin_cores=False, entrants=["bots/c", "bots/a", "bots/b"]) + (
         "\n[rules]\ntarget_score = 200\nhand_size = 5\n"
         "\n[limits]\ndecision_deadline = 0.5\ntime_bank = 3\nstrike_limit = 2\n"
         '\n[sandbox]\nbackend = "plain"\nmemory_mb = 256\n')
     loaded = load_season(build(tmp_path, text, BOTS))
     assert (loaded.seed, loaded.table_size, loaded.matches_per_group) == (7, 3, 5)
     assert loaded.duplicate_deals is True and loaded.parallelism == 3
+    assert loaded.pin_cores is False
     assert [bot.name for bot in loaded.entrants] == ["gamma", "alpha", "beta"], "file order"
     assert loaded.rules == RuleOptions(target_score=200, hand_size=5)
     assert loaded.limits == Limits(decision_deadline=0.5, time_bank=3.0, strike_limit=2)
@@ -147,6 +149,7 @@ MISTAKES = [
     Mistake("parallelism 0", season(parallelism=0), ("[season] parallelism",)),
     Mistake('duplicate_deals "yes"', season(duplicate_deals="yes"),
             ("[season] duplicate_deals", "true or false")),
+    Mistake("pin_cores 1", season(pin_cores=1), ("[season] pin_cores", "true or false")),
     Mistake("entrants missing", season(entrants=MISSING), ("[season] entrants", "a list")),
     Mistake("entrants empty", season(entrants=[]), ("[season] entrants", "a list")),
     Mistake("entrants not a list", season(entrants="bots/*"), ("[season] entrants", "a list")),
