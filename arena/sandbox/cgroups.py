@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.sandbox.limits import SandboxLimits
+from arena.sandbox.polling import backoff
 
 CONTROLLERS = ("memory", "pids", "cpu")
 CPU_PERIOD_US = 100_000
@@ -203,15 +204,15 @@ class BotCgroups:
 
     def kill(self, timeout: float = 3.0) -> bool:
         """SIGKILL every process left in the cgroups; True when none is left."""
-        deadline = time.monotonic() + timeout
-        while pids := self.pids():
+        for pause in backoff(timeout):
+            pids = self.pids()
+            if not pids:
+                return True
             for pid in pids:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.01)
-        return True
+            time.sleep(pause)
+        return not self.pids()
 
     def remove(self) -> None:
         """Remove the (empty) cgroups; kills what is left first."""

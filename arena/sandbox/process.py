@@ -21,12 +21,14 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.sandbox.cgroups import BotCgroups
 from arena.sandbox.plain import _copy_capped
+from arena.sandbox.polling import backoff
 
 SPAWN = Path(__file__).with_name("spawn.py")
 FIRST_FILE = 3
@@ -226,6 +228,13 @@ class SandboxProcess:
         kills = max(live, self.memory_kills)  # the cgroup is gone after kill()
         return f"the memory cap killed {kills} of its processes" if kills else ""
 
+    def cgroups_hold_every_process(self) -> bool:
+        """Whether the bot's cgroups count each of its processes: with the pids (or memory)
+        controller, nothing the bot starts can leave them (it would need to write another
+        cgroup's root-owned files, which the sandbox hides)."""
+        return self.cgroups is not None and bool(
+            {"pids", "memory"} & set(self.cgroups.directories))
+
     def leftover_pids(self) -> set[int]:
         """Processes of this bot still alive: in its cgroups or under its own uid."""
         pids = self.cgroups.pids() if self.cgroups is not None else set()
@@ -243,18 +252,24 @@ class SandboxProcess:
         if self.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, signal.SIGKILL)
-            self.launcher.wait(self.pid, 5)
+        if self.cgroups is not None:
+            # Every process of the bot is in its cgroups (the helper joined them before it
+            # started anything): this reaches those in sessions of their own too, such as
+            # bubblewrap's inner processes, without scanning /proc.
+            self.cgroups.kill()
+        self.launcher.wait(self.pid, 5)
         if self.cgroups is not None:
             self.memory_kills = self.cgroups.oom_kills()
-        if self.uid is not None:  # the uid is this bot's alone: nothing else can own it
-            for _ in range(100):
+        if self.uid is not None and not self.cgroups_hold_every_process():
+            # The uid is this bot's alone: nothing else can own it.
+            for pause in backoff(limit=1.0):
                 pids = processes_of_uid(self.uid)
                 if not pids:
                     break
                 for pid in pids:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.kill(pid, signal.SIGKILL)
-                threading.Event().wait(0.01)
+                time.sleep(pause)
         for thread in self._threads:
             thread.join(timeout=2)
         self._release()
