@@ -64,6 +64,22 @@ def test_environment_is_the_protocol_and_a_few_basics(folder: Path, tmp_path: Pa
     assert env["GRPC_EXPERIMENTS"] == GRPC_ENVIRONMENT["GRPC_EXPERIMENTS"]
 
 
+def test_python_bots_load_the_sdk_from_bytecode(folder: Path, tmp_path: Path) -> None:
+    """They cannot write bytecode themselves: the referee writes it for them, once."""
+    import importlib.util
+
+    import arena.bots.sdk
+    from arena.sandbox.environment import compile_sdk
+
+    cached = Path(importlib.util.cache_from_source(arena.bots.sdk.__file__))
+    cached.unlink(missing_ok=True)
+    compile_sdk.cache_clear()
+    made = launcher(folder, tmp_path, run=("python3", "bot.py"))
+    code, _, err = run(made, [sys.executable, "-v", "-c", "import arena.bots.sdk"])
+    assert code == 0, err
+    assert f"code object from '{cached}'" in err, "the SDK was compiled from source"
+
+
 def test_socket_folder_is_bound_and_the_address_rewritten(folder: Path, tmp_path: Path
                                                           ) -> None:
     sockets = tmp_path / "sockets"

@@ -22,11 +22,12 @@ from arena.sandbox import bubblewrap
 from arena.sandbox.bubblewrap import BubblewrapLauncher
 from arena.sandbox.build import BuildError, build
 from arena.sandbox.docker import DockerLauncher
+from arena.sandbox.environment import compile_sdk
 from arena.sandbox.fallback import FallbackLauncher
 from arena.sandbox.launcher import Backend, SandboxError, SandboxLauncher, StartedProcess
 from arena.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
-from arena.sandbox.plain import PlainLauncher, PlainProcess
+from arena.sandbox.plain import PlainLauncher, PlainProcess, resolve_command
 
 Launcher = SandboxLauncher | PlainLauncher
 BACKENDS = tuple(str(b) for b in Backend)
@@ -54,10 +55,12 @@ def make_launcher(backend: str | Backend, manifest: BotManifest,
     except ValueError:
         raise SandboxError(f"unknown sandbox backend {backend!r}; choose one of "
                            f"{', '.join(BACKENDS)}") from None
+    if chosen is Backend.DOCKER:  # the image has its own Python
+        return DockerLauncher(manifest, log_dir, label, limits)
+    if sys.executable in resolve_command(manifest):
+        compile_sdk()
     if chosen is Backend.PLAIN:
         return PlainLauncher(manifest, log_dir, label)
-    if chosen is Backend.DOCKER:
-        return DockerLauncher(manifest, log_dir, label, limits)
     if chosen is Backend.FALLBACK:
         _warn_once("the FALLBACK sandbox isolates only network, processes and resources: "
                    "bots can read and write the host's files")

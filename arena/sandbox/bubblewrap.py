@@ -31,7 +31,7 @@ from typing import Any
 
 from arena.sandbox import seccomp
 from arena.sandbox.build import hand_over
-from arena.sandbox.environment import BOT_ENV
+from arena.sandbox.environment import ARENA_PACKAGE, BOT_ENV
 from arena.sandbox.launcher import (
     Backend,
     SandboxError,
@@ -48,7 +48,6 @@ from arena.sandbox.process import FIRST_FILE, HelperPlan, SandboxProcess
 BOT_DIR = "/bot"
 SOCKET_DIR = "/run/arena"
 USERNS_PLACEHOLDER = "@ARENA_USERNS_FD@"
-ARENA_PACKAGE = Path(__file__).resolve().parents[1]
 LOADER_FILES = ("/etc/ld.so.cache", "/etc/alternatives")
 """The dynamic loader's cache, and /etc/alternatives for Debian's symlinked tools (each bind
 costs start-up time: bots get no more of /etc; their clock is UTC)."""
