@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,9 +20,11 @@ from arena.sandbox import (
     BubblewrapLauncher,
     SandboxError,
     SandboxLimits,
+    cgroups,
     make_launcher,
 )
-from arena.sandbox.process import Launcher, SandboxProcess
+from arena.sandbox.cgroups import BotCgroups
+from arena.sandbox.process import Launcher, SandboxProcess, Standby
 
 
 @pytest.fixture
@@ -147,6 +152,88 @@ def test_cgroups_are_removed_when_the_bot_is_killed(folder: Path, tmp_path: Path
     assert process.poll() is not None
     assert not any(f.exists() for f in folders)
     assert process.leftover_pids() == set()
+
+
+def wait_until(condition: Callable[[], object], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.005)
+
+
+def standbys_like(process: SandboxProcess) -> list[Standby]:
+    assert process.cgroups is not None
+    return Launcher.get().standbys.get(process.cgroups.kind, [])
+
+
+def test_a_bot_starts_from_a_standby_already_in_its_cgroups(folder: Path, tmp_path: Path
+                                                           ) -> None:
+    made = launcher(folder, tmp_path, SandboxLimits(memory_mib=301))  # a kind of its own
+    first = made.start(["/bin/sleep", "60"], {}, None)
+    assert isinstance(first, SandboxProcess)
+    [standby] = standbys_like(first)
+    wait_until(lambda: standby.pid in standby.cgroups.pids())  # joined while it waits
+    second = made.start(["/bin/sleep", "60"], {}, None)
+    assert isinstance(second, SandboxProcess)
+    try:
+        assert (second.pid, second.cgroups) == (standby.pid, standby.cgroups)
+        # bwrap, its pid namespace's init and the bot: every one counted
+        wait_until(lambda: len(second.leftover_pids()) == 3)
+        [following] = standbys_like(second)
+        third = made.start(["/bin/echo", "started"], {}, None)
+        assert third.pid == following.pid
+        assert third.wait(10) == 0
+        third.kill()
+        assert third.stdout_path.read_text() == "started\n"
+    finally:
+        first.kill()
+        second.kill()
+    assert second.leftover_pids() == set()
+    assert not any(folder.exists() for folder in standby.cgroups.directories.values())
+
+
+def test_a_standby_that_died_is_not_used(folder: Path, tmp_path: Path) -> None:
+    made = launcher(folder, tmp_path, SandboxLimits(memory_mib=302))
+    run(made, ["/usr/bin/true"])
+    started = made.start(["/usr/bin/true"], {}, None)
+    started.kill()
+    [dead] = standbys_like(started)
+    os.kill(dead.pid, signal.SIGKILL)
+    wait_until(lambda: dead.pid in Launcher.get().exits)
+    code, out, _ = run(made, ["/bin/echo", "fresh"])
+    assert (code, out) == (0, "fresh\n")
+    assert not any(folder.exists() for folder in dead.cgroups.directories.values())
+
+
+def test_a_standby_gone_when_its_plan_arrives_is_replaced_by_a_fresh_start(
+        folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = launcher(folder, tmp_path, SandboxLimits(memory_mib=303))
+    run(made, ["/usr/bin/true"])
+    handed_out = Launcher.bot_cgroups
+
+    def dies_on_the_way(self: Launcher, *args: Any) -> BotCgroups:
+        cgroups = handed_out(self, *args)
+        pid = self.handed_out[cgroups.procs_files()[0]]
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: pid in self.exits)
+        return cgroups
+
+    monkeypatch.setattr(Launcher, "bot_cgroups", dies_on_the_way)
+    code, out, _ = run(made, ["/bin/echo", "fresh"])
+    assert (code, out) == (0, "fresh\n")
+
+
+def test_standbys_end_with_their_referee(tmp_path: Path) -> None:
+    host = cgroups.detect()
+    assert host is not None
+    referee = Launcher()  # a referee's own launcher process
+    referee.prepare_standby(BotCgroups(host, SandboxLimits(memory_mib=304)))
+    [standby] = [s for pool in referee.standbys.values() for s in pool]
+    wait_until(lambda: standby.pid in standby.cgroups.pids())
+    referee.socket.shutdown(socket.SHUT_RDWR)  # the referee is gone
+    assert referee.process.wait(10) == 0
+    wait_until(lambda: not standby.cgroups.pids())
+    assert not any(folder.exists() for folder in standby.cgroups.directories.values())
 
 
 def test_an_unreadable_bot_folder_is_a_clear_error(folder: Path, tmp_path: Path) -> None:

@@ -221,7 +221,7 @@ class BubblewrapLauncher(SandboxLauncher):
                      "--", *command]
         group = self.make_cgroups(limits, label)
         plan = HelperPlan(
-            argv=outer, cgroups=group, uid=uid, files=files,
+            argv=outer, cgroups=group, uid=uid, files=files, standby=not build,
             rlimits=rlimits(limits, memory_capped=group is not None and
                             "memory" in group.directories, count_processes=uid is not None),
             userns_placeholder=USERNS_PLACEHOLDER if uid is not None else None)

@@ -127,13 +127,14 @@ class BotCgroups:
     """The cgroups of one bot process tree."""
 
     host: CgroupHost
+    limits: SandboxLimits
     directories: dict[str, Path] = field(default_factory=dict)
 
     @classmethod
     def create(cls, host: CgroupHost, label: str, limits: SandboxLimits) -> BotCgroups:
         """Make the bot's cgroups and set its limits; OSError if the kernel refuses."""
         name = f"arena-{_safe(label)}-{os.getpid()}-{next(_counter)}"
-        cgroups = cls(host)
+        cgroups = cls(host, limits)
         try:
             for controller, parent in host.parents.items():
                 directory = parent / name
@@ -171,6 +172,12 @@ class BotCgroups:
                 (pids / "pids.max").write_text(str(limits.processes))
             if cpu:
                 (cpu / "cpu.max").write_text(f"{quota} {CPU_PERIOD_US}")
+
+    @property
+    def kind(self) -> tuple[object, ...]:
+        """Cgroups of the same kind are interchangeable: the same places, the same caps."""
+        return (tuple(sorted((c, str(p)) for c, p in self.host.parents.items())),
+                self.limits.memory_bytes, self.limits.processes, self.limits.cpu_cores)
 
     def procs_files(self) -> list[str]:
         unique = dict.fromkeys(self.directories.values())

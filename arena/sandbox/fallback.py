@@ -109,6 +109,7 @@ class FallbackLauncher(SandboxLauncher):
             command = [unshare, *self.options, "--", setpriv, *DROP_PRIVILEGES, "--", *command]
         plan = HelperPlan(
             argv=command, env=environment, cgroups=group, chdir=str(self.manifest.folder),
+            standby=not build,
             rlimits=rlimits(limits, memory_capped=group is not None and
                             "memory" in group.directories, count_processes=False))
         return SandboxProcess(plan, log_dir=self.log_dir, label=label,

@@ -18,6 +18,7 @@ from arena.sandbox import cgroups
 from arena.sandbox.limits import MIB, SandboxLimits
 from arena.sandbox.manifest import BotManifest
 from arena.sandbox.plain import resolve_command
+from arena.sandbox.process import Launcher
 
 UID_BASE = 1_600_000_000
 """Bots run under uids picked at random from [UID_BASE, UID_BASE + UID_SPAN): far above
@@ -109,7 +110,7 @@ class SandboxLauncher:
         if self.cgroup_host is None:
             return None
         try:
-            return cgroups.BotCgroups.create(self.cgroup_host, label, limits)
+            return Launcher.get().bot_cgroups(self.cgroup_host, limits, label)
         except OSError as error:
             warning = f"could not create the bot's cgroup ({error}); RLIMIT_AS instead"
             if warning not in self.warnings:

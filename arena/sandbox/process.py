@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.sandbox.cgroups import BotCgroups
+from arena.sandbox.cgroups import BotCgroups, CgroupHost
+from arena.sandbox.limits import SandboxLimits
 from arena.sandbox.plain import _copy_capped
 from arena.sandbox.polling import backoff
 
@@ -52,6 +53,9 @@ class HelperPlan:
     chdir: str | None = None
     files: list[tuple[str, bytes]] = field(default_factory=list)
     """(name, content) of anonymous files the command finds at fds 3, 4, ..."""
+    standby: bool = False
+    """Once started, have a standby ready in cgroups like these for the next start (see
+    ``Launcher.bot_cgroups``): for bots, which start match after match, not build steps."""
 
     def encode(self) -> bytes:
         fields: list[str] = []
@@ -80,8 +84,26 @@ def memfd(name: str, data: bytes) -> int:
     return descriptor
 
 
+@dataclass
+class Standby:
+    """A launcher child already in a bot's fresh cgroups, waiting for the plan that makes it
+    that bot (``spawn.py``)."""
+
+    cgroups: BotCgroups
+    pid: int
+
+
+STANDBYS_PER_KIND = 16
+"""At most this many standbys wait for the cgroups of one kind (a 10-player table takes 10)."""
+
+
 class Launcher:
-    """The client side of the launcher process: start a plan, learn when it exits."""
+    """The client side of the launcher process: start a plan, learn when it exits.
+
+    Moving a process into a cgroup waits for an RCU grace period (5-20 ms here, measured)
+    whenever the kernel's lock for it has been idle a moment, as it has between matches. So
+    each start leaves a standby for the next one, in cgroups of the same kind: a child
+    that joins them while the match plays, off the bots' start-up path."""
 
     _instance: Launcher | None = None
     _lock = threading.Lock()
@@ -109,6 +131,9 @@ class Launcher:
         self.exits: dict[int, int] = {}
         self.changed = threading.Condition()
         self.send_lock = threading.Lock()
+        self.standbys: dict[tuple[object, ...], list[Standby]] = {}
+        self.handed_out: dict[str, int] = {}
+        """A standby's cgroups given to a bot (by their first cgroup.procs file) -> its pid."""
         threading.Thread(target=self._read, name="arena-launcher", daemon=True).start()
 
     def _read(self) -> None:
@@ -122,6 +147,11 @@ class Launcher:
                     self.gone = True
                     self.changed.notify_all()
                 self.replies.put(None)
+                with self.send_lock:  # the launcher removed what it could: the rest
+                    waiting = [s for pool in self.standbys.values() for s in pool]
+                    self.standbys.clear()
+                for standby in waiting:
+                    standby.cgroups.remove()
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self.process.wait(timeout=5)
                 return
@@ -133,16 +163,61 @@ class Launcher:
                     self.exits[int(numbers[0])] = int(numbers[1])
                     self.changed.notify_all()
 
-    def start(self, plan: bytes, descriptors: Sequence[int]) -> int:
-        """Start ``plan`` with ``descriptors`` (stdout, stderr, files); the child's pid."""
+    def _request(self, message: bytes, descriptors: Sequence[int]) -> int:
         with self.send_lock:
             if self.gone:
                 raise LauncherGone("the sandbox launcher process has exited")
-            socket.send_fds(self.socket, [plan], list(descriptors))
+            socket.send_fds(self.socket, [message], list(descriptors))
             pid = self.replies.get(timeout=30)
         if pid is None:
             raise LauncherGone("the sandbox launcher process has exited")
         return pid
+
+    def bot_cgroups(self, host: CgroupHost, limits: SandboxLimits, label: str) -> BotCgroups:
+        """Fresh cgroups for a bot: a standby's, which its process has already joined, when
+        one of that kind is waiting; else new ones (OSError if the kernel refuses)."""
+        kind = BotCgroups(host, limits).kind
+        with self.send_lock:
+            waiting = self.standbys.get(kind, [])
+            while waiting:
+                standby = waiting.pop()
+                if standby.pid in self.exits:  # it died waiting
+                    standby.cgroups.remove()
+                    continue
+                self.handed_out[standby.cgroups.procs_files()[0]] = standby.pid
+                return standby.cgroups
+        return BotCgroups.create(host, label, limits)
+
+    def start(self, plan: HelperPlan, descriptors: Sequence[int]) -> int:
+        """Start ``plan`` with ``descriptors`` (stdout, stderr, files); the child's pid."""
+        message = plan.encode()
+        standby = None
+        if plan.cgroups is not None and plan.cgroups.directories:
+            standby = self.handed_out.pop(plan.cgroups.procs_files()[0], None)
+        if standby is not None:
+            message = f"use\0{standby}\0".encode() + message
+        pid = self._request(message, descriptors)
+        if plan.standby and plan.cgroups is not None:
+            self.prepare_standby(plan.cgroups)
+        return pid
+
+    def prepare_standby(self, like: BotCgroups) -> None:
+        """Have a standby wait in new cgroups of the same kind as ``like``; nothing if the
+        kernel refuses them or enough are waiting already."""
+        if len(self.standbys.get(like.kind, [])) >= STANDBYS_PER_KIND:
+            return
+        try:
+            cgroups = BotCgroups.create(like.host, "standby", like.limits)
+        except OSError:
+            return
+        fields = "".join(f"cgroup\0{procs}\0" for procs in cgroups.procs_files())
+        try:
+            pid = self._request(b"standby\0" + fields.encode(), [])
+        except LauncherGone:
+            cgroups.remove()
+            return
+        with self.send_lock:
+            self.standbys.setdefault(like.kind, []).append(Standby(cgroups, pid))
 
     def returncode(self, pid: int) -> int | None:
         with self.changed:
@@ -192,7 +267,7 @@ class SandboxProcess:
         try:
             sent += [memfd(f"arena-{name}", content) for name, content in plan.files]
             self.launcher = Launcher.get()
-            self.pid = self.launcher.start(plan.encode(), sent)
+            self.pid = self.launcher.start(plan, sent)
         except BaseException:
             for descriptor in (stdout_read, stderr_read):
                 os.close(descriptor)

@@ -23,6 +23,13 @@ ends (a negative code: killed by that signal). When the referee goes away (end o
 the socket) it kills every bot it started and exits; bubblewrap's --die-with-parent ties
 the bots to it in turn.
 
+Moving a process into a cgroup waits for an RCU grace period (the kernel's threadgroup
+lock: 5-20 ms here, each time the lock has been idle), so bots can start from *standbys*:
+``standby`` followed by a plan's cgroup fields forks a child that joins those cgroups at
+once and then waits; ``use PID`` followed by a whole plan hands the plan (and the
+descriptors) to standby PID, which becomes the sandbox without joining again. If that
+standby is gone, the plan starts a fresh child as usual. Either way the answer is ``P PID``.
+
 A plan is a list of NUL-terminated fields: ``cgroup PROCS_FILE``, ``rlimit NUMBER SOFT
 HARD``, ``uid UID``, ``userns PLACEHOLDER`` (an argument to replace with the namespace's fd
 number), ``env NAME VALUE``, ``chdir DIR``, then ``argv COUNT ARG...``. The descriptors
@@ -60,7 +67,7 @@ def fail(what: str, error: object) -> "NoReturn":
     os._exit(EXIT_SETUP_FAILED)
 
 
-def parse(data: bytes) -> Plan:
+def parse(data: bytes, command: bool = True) -> Plan:
     fields = data.decode("utf-8", "surrogateescape").split("\0")
     plan = Plan()
     index = 0
@@ -91,7 +98,7 @@ def parse(data: bytes) -> Plan:
             index += 2 + count
         else:
             raise ValueError(f"unknown field {key!r}")
-    if not plan.argv:
+    if command and not plan.argv:
         raise ValueError("no command")
     return plan
 
@@ -133,8 +140,41 @@ def user_namespace(uid: int, unshare: "Callable[[int], int]") -> int:
         os.close(ready_read)
 
 
-def become(data: bytes, fds: list[int], unshare: "Callable[[int], int]") -> "NoReturn":
-    """In the forked child: set up as the plan says, then execute its command."""
+def join(cgroups: list[str]) -> None:
+    pid = str(os.getpid())
+    for procs in cgroups:
+        try:
+            with open(procs, "w") as file:
+                file.write(pid)
+        except OSError as error:
+            fail(f"joining the cgroup {procs}", error)
+
+
+def park(channel: int, data: bytes, unshare: "Callable[[int], int]") -> "NoReturn":
+    """In a standby child: join the plan's cgroups now, then wait on ``channel`` for the
+    plan that makes it a sandbox (end of file: the launcher is gone, and so is it)."""
+    import socket
+
+    os.dup2(channel, FIRST_FILE)
+    os.closerange(FIRST_FILE + 1, 1 << 16)  # the other standbys' channels among them
+    try:
+        join(parse(data, command=False).cgroups)
+    except (ValueError, IndexError) as error:
+        fail("reading the standby's cgroups", error)
+    with socket.socket(fileno=FIRST_FILE) as launcher:
+        try:
+            plan, fds, _, _ = socket.recv_fds(launcher, 1 << 20, 64)
+        except OSError:
+            plan, fds = b"", []
+    if not plan:
+        os._exit(0)
+    become(plan, fds, unshare, joined=True)
+
+
+def become(data: bytes, fds: list[int], unshare: "Callable[[int], int]",
+           joined: bool = False) -> "NoReturn":
+    """In the forked child: set up as the plan says, then execute its command. ``joined``:
+    a standby, already in the plan's cgroups."""
     import signal
 
     signal.set_wakeup_fd(-1)
@@ -157,13 +197,8 @@ def become(data: bytes, fds: list[int], unshare: "Callable[[int], int]") -> "NoR
         plan = parse(data)
     except (ValueError, IndexError) as error:
         fail("reading the plan", error)
-    pid = str(os.getpid())
-    for procs in plan.cgroups:
-        try:
-            with open(procs, "w") as file:
-                file.write(pid)
-        except OSError as error:
-            fail(f"joining the cgroup {procs}", error)
+    if not joined:
+        join(plan.cgroups)
     for number, soft, hard in plan.rlimits:
         try:
             resource.setrlimit(number, (soft, hard))
@@ -207,6 +242,20 @@ def serve(control_fd: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the referee decides; EOF ends us
     children: dict[int, list[str]] = {}
     """Live children, with their cgroup folders (removed here if the referee dies)."""
+    standbys: dict[int, socket.socket] = {}
+    """Standbys waiting for a plan, with the channel to send it on."""
+
+    def spawn(body: "Callable[..., NoReturn]", *args: object) -> int:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                control.close()
+                os.close(wakeup_read)
+                os.close(wakeup_write)
+                body(*args)
+            finally:
+                os._exit(EXIT_SETUP_FAILED)
+        return pid
 
     def reap() -> None:
         while children:
@@ -217,6 +266,9 @@ def serve(control_fd: int) -> None:
             if pid == 0:
                 return
             children.pop(pid, None)
+            channel = standbys.pop(pid, None)
+            if channel is not None:
+                channel.close()
             with contextlib.suppress(OSError):
                 control.send(f"X {pid} {os.waitstatus_to_exitcode(status)}".encode())
 
@@ -240,6 +292,8 @@ def serve(control_fd: int) -> None:
             for pid in children:
                 with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)
+                with contextlib.suppress(OSError):  # a standby has no group of its own
+                    os.kill(pid, signal.SIGKILL)
             for pid, folders in children.items():
                 with contextlib.suppress(OSError):
                     os.waitpid(pid, 0)
@@ -253,23 +307,31 @@ def serve(control_fd: int) -> None:
                         except OSError:  # the last processes are still being reaped
                             time.sleep(0.02)
             return
-        pid = os.fork()
-        if pid == 0:
-            try:
-                control.close()
-                os.close(wakeup_read)
-                os.close(wakeup_write)
-                become(data, fds, unshare)
-            finally:
-                os._exit(EXIT_SETUP_FAILED)
+        command = True
+        started: int | None = None
+        if data.startswith(b"standby\0"):
+            data, command = data[len(b"standby\0"):], False
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            started = spawn(park, theirs.fileno(), data, unshare)
+            theirs.close()
+            standbys[started] = ours
+        elif data.startswith(b"use\0"):
+            _, number, data = data.split(b"\0", 2)
+            channel = standbys.pop(int(number), None)
+            if channel is not None:
+                with channel, contextlib.suppress(OSError):  # gone: start afresh below
+                    socket.send_fds(channel, [data], fds)
+                    started = int(number)
+        pid = spawn(become, data, fds, unshare) if started is None else started
         for fd in fds:
             os.close(fd)
-        try:
-            children[pid] = [os.path.dirname(procs) for procs in parse(data).cgroups]
-        except (ValueError, IndexError):  # the child reports it and exits
-            children[pid] = []
+        if pid not in children:
+            try:
+                folders = [os.path.dirname(p) for p in parse(data, command).cgroups]
+            except (ValueError, IndexError):  # the child reports it and exits
+                folders = []
+            children[pid] = folders
         control.send(f"P {pid}".encode())
-
 
 if __name__ == "__main__":
     serve(int(sys.argv[1]))
