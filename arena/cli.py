@@ -27,13 +27,7 @@ from arena.bots.policies import POLICIES
 from arena.bots.runner import play_match
 from arena.league.cluster import DaskExecutor
 from arena.league.driver import RunSummary, leaderboard, open_store, run_season
-from arena.league.executor import (
-    Executor,
-    JobOutcome,
-    LocalExecutor,
-    core_plan,
-    usable_cores,
-)
+from arena.league.executor import Executor, JobOutcome, LocalExecutor
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore
 from arena.referee import check
@@ -305,20 +299,20 @@ def _season_run(args: argparse.Namespace) -> int:
     pending = len(store.pending())
     store.close()
     cluster = args.cluster or season.cluster
+    executor: Executor
     if cluster or season.executor == "dask":
+        executor = DaskExecutor(cluster, season.parallelism, season.shared_bots,
+                                season.pin_cores)
         placement = f"on the Dask cluster {cluster or '(local)'}"
     else:
+        executor = LocalExecutor(season.parallelism, season.pin_cores)
         placement = f"{season.parallelism} at a time"
-        if season.pin_cores and core_plan(min(season.parallelism, pending), usable_cores()):
+        if executor.placement(pending):
             placement += ", a core each"
     console.print(f"season [bold]{season.name}[/bold]: {len(season.entrants)} entrants, "
                   f"{len(matches)} matches at {season.table_size}-player tables, "
                   f"{len(matches) - pending} already done; sandbox {season.sandbox.backend}; "
                   f"{placement}")
-    executor: Executor = (
-        DaskExecutor(cluster, season.parallelism, season.shared_bots, season.pin_cores)
-        if cluster or season.executor == "dask"
-        else LocalExecutor(season.parallelism, season.pin_cores))
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("{task.fields[failed]} failed"), TextColumn("{task.fields[rate]}"),
                TimeRemainingColumn())

@@ -161,9 +161,13 @@ def wait_until(condition: Callable[[], object], timeout: float = 5.0) -> None:
         time.sleep(0.005)
 
 
-def standbys_like(process: SandboxProcess) -> list[Standby]:
+def standbys_like(process: SandboxProcess, count: int = 1) -> list[Standby]:
+    """The standbys of the process's kind, once ``count`` are ready (they are prepared
+    in the background after each start)."""
     assert process.cgroups is not None
-    return Launcher.get().standbys.get(process.cgroups.kind, [])
+    kind = process.cgroups.kind
+    wait_until(lambda: len(Launcher.get().standbys.get(kind, [])) >= count)
+    return Launcher.get().standbys.get(kind, [])
 
 
 def test_a_bot_starts_from_a_standby_already_in_its_cgroups(folder: Path, tmp_path: Path
@@ -194,10 +198,9 @@ def test_a_bot_starts_from_a_standby_already_in_its_cgroups(folder: Path, tmp_pa
 
 def test_a_standby_that_died_is_not_used(folder: Path, tmp_path: Path) -> None:
     made = launcher(folder, tmp_path, SandboxLimits(memory_mib=302))
-    run(made, ["/usr/bin/true"])
-    started = made.start(["/usr/bin/true"], {}, None)
-    started.kill()
-    [dead] = standbys_like(started)
+    first = made.start(["/usr/bin/true"], {}, None)
+    first.kill()
+    [dead] = standbys_like(first)
     os.kill(dead.pid, signal.SIGKILL)
     wait_until(lambda: dead.pid in Launcher.get().exits)
     code, out, _ = run(made, ["/bin/echo", "fresh"])
@@ -208,7 +211,9 @@ def test_a_standby_that_died_is_not_used(folder: Path, tmp_path: Path) -> None:
 def test_a_standby_gone_when_its_plan_arrives_is_replaced_by_a_fresh_start(
         folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     made = launcher(folder, tmp_path, SandboxLimits(memory_mib=303))
-    run(made, ["/usr/bin/true"])
+    first = made.start(["/usr/bin/true"], {}, None)
+    first.kill()
+    standbys_like(first)  # one is ready
     handed_out = Launcher.bot_cgroups
 
     def dies_on_the_way(self: Launcher, *args: Any) -> BotCgroups:

@@ -169,13 +169,18 @@ class LocalExecutor:
         self.pin_cores = pin_cores
         self.pool: concurrent.futures.ProcessPoolExecutor | None = None
 
+    def placement(self, jobs: int) -> list[int] | None:
+        """The core of each worker that ``jobs`` matches start, or None: unpinned."""
+        workers = min(self.workers, jobs)
+        return core_plan(workers, usable_cores()) if self.pin_cores and workers else None
+
     def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
         jobs = list(jobs)
         if not jobs:
             return
         workers = min(self.workers, len(jobs))
         context = multiprocessing.get_context("spawn")
-        plan = core_plan(workers, usable_cores()) if self.pin_cores else None
+        plan = self.placement(len(jobs))
         self.pool = concurrent.futures.ProcessPoolExecutor(
             max_workers=workers, mp_context=context, initializer=_worker_init,
             initargs=(context.Value("i", 0), plan) if plan else ())

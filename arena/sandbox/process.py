@@ -177,16 +177,20 @@ class Launcher:
         """Fresh cgroups for a bot: a standby's, which its process has already joined, when
         one of that kind is waiting; else new ones (OSError if the kernel refuses)."""
         kind = BotCgroups(host, limits).kind
+        dead = []
+        chosen = None
         with self.send_lock:
             waiting = self.standbys.get(kind, [])
-            while waiting:
+            while waiting and chosen is None:
                 standby = waiting.pop()
                 if standby.pid in self.exits:  # it died waiting
-                    standby.cgroups.remove()
-                    continue
-                self.handed_out[standby.cgroups.procs_files()[0]] = standby.pid
-                return standby.cgroups
-        return BotCgroups.create(host, label, limits)
+                    dead.append(standby)
+                else:
+                    chosen = standby
+                    self.handed_out[standby.cgroups.procs_files()[0]] = standby.pid
+        for standby in dead:
+            standby.cgroups.remove()
+        return chosen.cgroups if chosen else BotCgroups.create(host, label, limits)
 
     def start(self, plan: HelperPlan, descriptors: Sequence[int]) -> int:
         """Start ``plan`` with ``descriptors`` (stdout, stderr, files); the child's pid."""
@@ -198,7 +202,9 @@ class Launcher:
             message = f"use\0{standby}\0".encode() + message
         pid = self._request(message, descriptors)
         if plan.standby and plan.cgroups is not None:
-            self.prepare_standby(plan.cgroups)
+            # Off the start path: the next seat of this match starts right after this one.
+            threading.Thread(target=self.prepare_standby, args=(plan.cgroups,),
+                             name="arena-standby", daemon=True).start()
         return pid
 
     def prepare_standby(self, like: BotCgroups) -> None:

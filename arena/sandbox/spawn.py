@@ -333,5 +333,6 @@ def serve(control_fd: int) -> None:
             children[pid] = folders
         control.send(f"P {pid}".encode())
 
+
 if __name__ == "__main__":
     serve(int(sys.argv[1]))

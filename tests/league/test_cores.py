@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,14 @@ from arena.sandbox.manifest import load_manifest
 ])
 def test_core_plan(workers: int, cores: list[int], plan: list[int] | None) -> None:
     assert core_plan(workers, cores) == plan
+
+
+def test_the_local_executor_plans_for_the_workers_its_matches_start() -> None:
+    cores = usable_cores()
+    assert LocalExecutor(len(cores)).placement(100) == cores
+    assert LocalExecutor(len(cores), pin_cores=False).placement(100) is None
+    if len(cores) > 1:  # fewer matches than cores: the workers they start leave cores spare
+        assert LocalExecutor(len(cores)).placement(len(cores) - 1) is None
 
 
 WHERE_BOT = '''
@@ -108,3 +118,32 @@ def test_dask_workers_filling_a_hosts_cores_are_pinned_one_each() -> None:
     finally:
         executor.shutdown()
     assert sorted(cores for cores in where.values()) == [[core] for core in usable_cores()]
+
+
+@pytest.mark.parametrize("pin", [True, False])
+def test_season_run_says_whether_each_match_gets_a_core(tmp_path: Path, pin: bool) -> None:
+    bots = Path(__file__).resolve().parents[2] / "sample_bots" / "python"
+    path = tmp_path / "cores.toml"
+    path.write_text(f"""
+[season]
+name = "cores"
+entrants = ["{bots}/random", "{bots}/greedy"]
+matches_per_group = {2 * len(usable_cores())}
+parallelism = {len(usable_cores())}
+pin_cores = {str(pin).lower()}
+
+[rules]
+target_score = 50
+
+[sandbox]
+backend = "plain"
+
+[output]
+folder = "{tmp_path / 'out'}"
+""")
+    result = subprocess.run([sys.executable, "-m", "arena.cli", "season", "run", str(path)],
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    said = " ".join(result.stdout.split())  # rich wraps the line
+    assert f"{len(usable_cores())} at a time" in said
+    assert ("a core each" in said) is pin
