@@ -1,0 +1,85 @@
+"""What the bot commands share: loading bot folders, sandbox and clock options, builds."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from arena.referee.match import Limits
+from arena.sandbox import (
+    BACKENDS,
+    BotManifest,
+    BuildError,
+    ManifestError,
+    SandboxError,
+    SandboxLimits,
+    load_manifest,
+    prepare,
+)
+
+
+def load_bots(folders: Sequence[str], command: str) -> list[BotManifest] | None:
+    try:
+        return [load_manifest(folder) for folder in folders]
+    except ManifestError as error:
+        print(f"arena {command}: {error}", file=sys.stderr)
+        return None
+
+
+def clock_limits(args: argparse.Namespace) -> Limits:
+    return Limits(decision_deadline=args.deadline, time_bank=args.time_bank)
+
+
+def sandbox_limits(args: argparse.Namespace, command: str) -> SandboxLimits | None:
+    try:
+        return SandboxLimits(memory_mib=args.memory, processes=args.processes,
+                             cpu_seconds=args.cpu_seconds,
+                             build_network=not args.offline_build)
+    except ValueError as error:
+        print(f"arena {command}: {error}", file=sys.stderr)
+        return None
+
+
+def build_bots(bots: list[BotManifest], args: argparse.Namespace, limits: SandboxLimits,
+           logs: Path, command: str) -> list[BotManifest] | None:
+    """Run each bot's build step once (sandboxed, on a private copy) unless --no-build."""
+    if args.no_build:
+        return bots
+    built = []
+    for bot in bots:
+        if bot.build:
+            print(f"building {bot.label}: {' '.join(bot.build)}", file=sys.stderr, flush=True)
+        try:
+            built.append(prepare(bot, args.sandbox, limits, logs))
+        except (BuildError, SandboxError) as error:
+            print(f"arena {command}: {error}", file=sys.stderr)
+            return None
+    return built
+
+
+def add_clock_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--deadline", type=float, default=1.0,
+                        help="seconds per decision (default 1)")
+    parser.add_argument("--time-bank", type=float, default=10.0,
+                        help="extra seconds per match (default 10)")
+
+
+def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
+    defaults = SandboxLimits()
+    parser.add_argument("--sandbox", choices=BACKENDS, default="bubblewrap",
+                        help="how bots are isolated (default bubblewrap; where it cannot run, "
+                             "the weaker fallback, with a warning)")
+    parser.add_argument("--memory", type=int, default=defaults.memory_mib, metavar="MIB",
+                        help=f"memory cap per bot in MiB (default {defaults.memory_mib})")
+    parser.add_argument("--processes", type=int, default=defaults.processes,
+                        help=f"processes and threads per bot (default {defaults.processes})")
+    parser.add_argument("--cpu-seconds", type=int, default=defaults.cpu_seconds,
+                        help=f"CPU seconds per bot process (default {defaults.cpu_seconds})")
+    parser.add_argument("--no-build", action="store_true",
+                        help="run bot folders as they are, skipping their build steps")
+    parser.add_argument("--offline-build", action="store_true",
+                        help="no network during build steps (npm ci needs the registry)")
+
+

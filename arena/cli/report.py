@@ -1,0 +1,73 @@
+"""``arena report`` (render a season's site) and ``arena serve`` (serve it on localhost)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from arena.cli.season import season_or_exit
+from arena.report.render import render_site
+from arena.report.serve import make_server
+
+
+def _report(args: argparse.Namespace) -> int:
+    """Render a season's standings, matches and replays into a static HTML site."""
+    target = Path(args.season)
+    if target.suffix == ".sqlite":
+        store_path, out = target, Path(args.out or Path("reports") / target.parent.name)
+    else:
+        season = season_or_exit(args.season)
+        if season is None:
+            return 2
+        store_path, out = season.store_path, Path(args.out) if args.out else season.report
+    if not store_path.exists():
+        print(f"arena report: no results yet ({store_path} does not exist); run "
+              "`arena season run` first", file=sys.stderr)
+        return 1
+    started = time.perf_counter()
+    summary = render_site(store_path, out)
+    print(f"rendered {summary.pages} pages into {out}/ in {time.perf_counter() - started:.1f} s "
+          f"({summary.match_pages_rendered} matches rendered, {summary.match_pages_reused} "
+          f"unchanged); open {out / 'index.html'} or run `arena serve {out}`")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    """Serve a rendered site on localhost."""
+    directory = Path(args.directory)
+    if not (directory / "index.html").exists():
+        candidates = sorted(p.parent for p in directory.glob("*/index.html"))
+        if len(candidates) == 1:
+            directory = candidates[0]
+        elif not candidates:
+            print(f"arena serve: no index.html in {directory}; render one with `arena report`",
+                  file=sys.stderr)
+            return 1
+    server = make_server(directory, args.port)
+    print(f"serving {directory} at http://127.0.0.1:{server.server_port}/ (Ctrl-C to stop)",
+          flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def register(commands: Any) -> None:
+    report = commands.add_parser("report", help="render a season into HTML",
+                                 description=_report.__doc__)
+    report.add_argument("season", metavar="SEASON",
+                        help="the season file (or its season.sqlite store)")
+    report.add_argument("--out", help="output folder (default: the season's [output] report)")
+    report.set_defaults(run=_report)
+
+    serve = commands.add_parser("serve", help="serve a rendered site on localhost",
+                                description=_serve.__doc__)
+    serve.add_argument("directory", nargs="?", default="reports", metavar="DIR")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(run=_serve)

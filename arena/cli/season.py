@@ -1,0 +1,215 @@
+"""``arena season``: run, status, standings and export of a league season."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import sys
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from arena.league.cluster import DaskExecutor
+from arena.league.driver import RunSummary, leaderboard, open_store, run_season
+from arena.league.executor import Executor, JobOutcome, LocalExecutor
+from arena.league.season import Season, SeasonError, load_season
+from arena.league.store import SeasonStore
+
+
+def season_or_exit(path: str) -> Season | None:
+    try:
+        return load_season(path)
+    except SeasonError as error:
+        print(f"arena season: {error}", file=sys.stderr)
+        return None
+
+
+def _season_run(args: argparse.Namespace) -> int:
+    """Play every match of the season not yet recorded (stop any time; run again to resume)."""
+    season = season_or_exit(args.season)
+    if season is None:
+        return 2
+    if args.parallelism:
+        season = dataclasses.replace(season, parallelism=args.parallelism)
+    console = Console()
+    try:
+        store, _, matches = open_store(season)
+    except SeasonError as error:
+        print(f"arena season: {error}", file=sys.stderr)
+        return 2
+    pending = len(store.pending())
+    store.close()
+    cluster = args.cluster or season.cluster
+    executor: Executor
+    if cluster or season.executor == "dask":
+        executor = DaskExecutor(cluster, season.parallelism, season.shared_bots,
+                                season.pin_cores)
+        placement = f"on the Dask cluster {cluster or '(local)'}"
+    else:
+        executor = LocalExecutor(season.parallelism, season.pin_cores)
+        placement = f"{season.parallelism} at a time"
+        if executor.placement(pending):
+            placement += ", a core each"
+    console.print(f"season [bold]{season.name}[/bold]: {len(season.entrants)} entrants, "
+                  f"{len(matches)} matches at {season.table_size}-player tables, "
+                  f"{len(matches) - pending} already done; sandbox {season.sandbox.backend}; "
+                  f"{placement}")
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("{task.fields[failed]} failed"), TextColumn("{task.fields[rate]}"),
+               TimeRemainingColumn())
+    started = time.perf_counter()
+    try:
+        with Progress(*columns, console=console) as progress:
+            task = progress.add_task("matches", total=pending, failed=0, rate="")
+
+            def on_outcome(outcome: JobOutcome, summary: RunSummary) -> None:
+                done = summary.played + summary.failed
+                per_minute = done / max(time.perf_counter() - started, 1e-9) * 60
+                progress.update(task, completed=done, failed=summary.failed,
+                                rate=f"{per_minute:.1f}/min")
+                if outcome.error:
+                    last = outcome.error.strip().splitlines()[-1]
+                    progress.console.print(f"[red]match {outcome.match_id} failed:[/red] {last}")
+
+            summary = run_season(season, executor, on_outcome)
+    except KeyboardInterrupt:
+        executor.shutdown()
+        console.print("[yellow]stopped: matches in flight were killed and not recorded; "
+                      "run the same command again to resume[/yellow]")
+        return 130
+    console.print(f"played {summary.played}, failed {summary.failed}, "
+                  f"{summary.already_done} were already done; store {season.store_path}")
+    _print_standings(season, console)
+    return 1 if summary.failed else 0
+
+
+def _print_standings(season: Season, console: Console) -> None:
+    store = SeasonStore(season.store_path)
+    try:
+        board = leaderboard(store)
+        names = {int(str(e["id"])): f"{e['name']} {e['version']}" for e in store.entrants()}
+    finally:
+        store.close()
+    if not console.is_terminal:  # piped or logged: do not squeeze the table into 80 columns
+        console = Console(width=120)
+    table = Table(title=f"{season.name}: standings (TrueSkill rating = mu - 3 sigma; "
+                        "place and score are averages)")
+    for column in ("#", "bot", "rating", "mu", "sigma", "P>next", "games", "wins", "win%",
+                   "place", "score", "faults"):
+        table.add_column(column, justify="left" if column == "bot" else "right")
+    for rank, (row, above) in enumerate(zip(board.standings, board.outranks_next,
+                                            strict=True), start=1):
+        table.add_row(str(rank), names.get(row.entrant_id, "?"), f"{row.conservative:.2f}",
+                      f"{row.mu:.2f}", f"{row.sigma:.2f}",
+                      "" if above is None else f"{above:.0%}", str(row.matches),
+                      f"{row.wins:g}", f"{row.win_rate:.0%}", f"{row.average_place:.2f}",
+                      f"{row.average_score:.0f}", str(row.faults))
+    console.print(table)
+
+
+def _season_status(args: argparse.Namespace) -> int:
+    """How far the season is: matches done, failed, to play."""
+    season = season_or_exit(args.season)
+    if season is None:
+        return 2
+    if not season.store_path.exists():
+        print(f"season {season.name}: not started ({season.store_path} does not exist)")
+        return 0
+    store, _, matches = open_store(season)
+    try:
+        counts = store.counts()
+        print(f"season {season.name}: {counts['done']} done, {counts['failed']} failed, "
+              f"{counts['scheduled']} to play, of {len(matches)}")
+        for match in store.matches():
+            if match["status"] == "failed":
+                error = str(match["error"] or "").strip().splitlines()
+                print(f"  {match['match_id']} failed ({match['attempts']} attempt(s)): "
+                      f"{error[-1] if error else ''}")
+    finally:
+        store.close()
+    return 0
+
+
+def _season_standings(args: argparse.Namespace) -> int:
+    """The leaderboard from the results recorded so far."""
+    season = season_or_exit(args.season)
+    if season is None:
+        return 2
+    if not season.store_path.exists():
+        print(f"arena season: {season.name} has no results yet", file=sys.stderr)
+        return 1
+    _print_standings(season, Console())
+    return 0
+
+
+def _season_export(args: argparse.Namespace) -> int:
+    """Results and ratings as CSV or JSON."""
+    season = season_or_exit(args.season)
+    if season is None:
+        return 2
+    store = SeasonStore(season.store_path)
+    try:
+        entrants = {int(str(e["id"])): e for e in store.entrants()}
+        results = store.results()
+        board = leaderboard(store)
+    finally:
+        store.close()
+    out = open(args.out, "w", newline="") if args.out else sys.stdout  # noqa: SIM115
+    try:
+        if args.format == "json":
+            json.dump({
+                "season": season.name,
+                "ratings": [{"bot": entrants[s.entrant_id]["name"],
+                             "version": entrants[s.entrant_id]["version"],
+                             "mu": s.mu, "sigma": s.sigma, "conservative": s.conservative,
+                             "matches": s.matches, "wins": s.wins,
+                             "average_place": s.average_place, "average_score": s.average_score,
+                             "faults": s.faults} for s in board.standings],
+                "results": [{"match_id": r.match_id, "seat": r.seat,
+                             "bot": entrants[r.entrant_id]["name"], "place": r.place,
+                             "score": r.score, "rounds_won": r.rounds_won,
+                             "strikes": r.strikes, "disqualified": r.disqualified,
+                             "faults": list(r.faults)} for r in results],
+            }, out, indent=2)
+            out.write("\n")
+        else:
+            writer = csv.writer(out)
+            writer.writerow(["match_id", "seat", "bot", "version", "place", "score",
+                             "rounds_won", "strikes", "disqualified"])
+            for r in results:
+                entrant = entrants[r.entrant_id]
+                writer.writerow([r.match_id, r.seat, entrant["name"], entrant["version"],
+                                 r.place, r.score, r.rounds_won, r.strikes,
+                                 int(r.disqualified)])
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def register(commands: Any) -> None:
+    season = commands.add_parser("season", help="league seasons: run, status, standings, export")
+    season_commands = season.add_subparsers(dest="season_command", required=True)
+    run = season_commands.add_parser("run", help="play (or resume) a season",
+                                     description=_season_run.__doc__)
+    run.add_argument("season", metavar="SEASON.toml")
+    run.add_argument("--parallelism", type=int, help="matches at once (overrides the file)")
+    run.add_argument("--cluster", metavar="ADDRESS",
+                     help="run the matches on a Dask cluster, e.g. tcp://head:8786")
+    run.set_defaults(run=_season_run)
+    for name, handler in (("status", _season_status), ("standings", _season_standings)):
+        sub = season_commands.add_parser(name, help=handler.__doc__,
+                                         description=handler.__doc__)
+        sub.add_argument("season", metavar="SEASON.toml")
+        sub.set_defaults(run=handler)
+    export = season_commands.add_parser("export", help=_season_export.__doc__,
+                                        description=_season_export.__doc__)
+    export.add_argument("season", metavar="SEASON.toml")
+    export.add_argument("--format", choices=("csv", "json"), default="csv")
+    export.add_argument("--out", help="file to write (default: standard output)")
+    export.set_defaults(run=_season_export)
