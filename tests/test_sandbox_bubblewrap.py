@@ -64,7 +64,7 @@ def test_environment_is_the_protocol_and_a_few_basics(folder: Path, tmp_path: Pa
     assert code == 0, err
     env = json.loads(out)
     assert set(env) - {"PWD"} == {"PATH", "HOME", "LANG", "PYTHONDONTWRITEBYTECODE",
-                                  "GRPC_EXPERIMENTS", "ARENA_TOKEN", "ARENA_SEAT"}
+                                  "GRPC_EXPERIMENTS", "PYTHONPATH", "ARENA_TOKEN", "ARENA_SEAT"}
     assert env["HOME"] == "/tmp" and env["ARENA_TOKEN"] == "t"
     assert env["GRPC_EXPERIMENTS"] == GRPC_ENVIRONMENT["GRPC_EXPERIMENTS"]
 

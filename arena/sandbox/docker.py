@@ -26,7 +26,7 @@ from typing import Any
 
 from arena.sandbox.bubblewrap import unreadable_by_others
 from arena.sandbox.build import hand_over
-from arena.sandbox.environment import BOT_ENV
+from arena.sandbox.environment import BOT_ENV, HOST_ONLY
 from arena.sandbox.launcher import (
     Backend,
     SandboxError,
@@ -96,13 +96,14 @@ def docker_command(manifest: BotManifest, argv: list[str], env: Mapping[str, str
 
 def container_env(env: Mapping[str, str], socket_dir: Path | None) -> list[str]:
     """Names of the variables the container gets from the client's environment."""
-    return sorted({*BOT_ENV, *env})
+    return sorted({*BOT_ENV, *env} - set(HOST_ONLY))
 
 
 def client_env(env: Mapping[str, str], socket_dir: Path | None) -> dict[str, str]:
     """The docker client's environment: the bot's variables, ARENA_ADDRESS rewritten to the
     socket's path inside the container, plus what the client itself needs."""
-    values = {**BOT_ENV, **env}
+    values = {name: value for name, value in {**BOT_ENV, **env}.items()
+              if name not in HOST_ONLY}
     address = values.get("ARENA_ADDRESS", "")
     if socket_dir is not None and address.startswith("unix:") and \
             Path(address[5:]).parent == socket_dir:

@@ -12,7 +12,13 @@ from arena import grpc_env
 ARENA_PACKAGE = Path(__file__).resolve().parents[1]
 
 BOT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
-           "PYTHONDONTWRITEBYTECODE": "1", **grpc_env.current()}
+           "PYTHONDONTWRITEBYTECODE": "1", **grpc_env.current(),
+           # Python bots import the very ``arena`` package the referee runs (the SDK and the
+           # rules must agree), wherever it is installed: an editable install's import hook
+           # may point elsewhere, at a checkout the sandbox does not show.
+           "PYTHONPATH": str(ARENA_PACKAGE.parent)}
+HOST_ONLY = ("PYTHONPATH",)
+"""Variables that name host paths: not for a container, which has its own package."""
 
 
 @functools.cache
