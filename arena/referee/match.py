@@ -12,7 +12,6 @@ import asyncio
 import collections
 import contextlib
 import os
-import random
 import secrets
 import shutil
 import tempfile
@@ -24,7 +23,6 @@ from typing import Any
 import grpc
 
 from arena.bots.policies import GreedyPolicy, Policy
-from arena.bots.runner import deck_seed
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.protocol.convert import (
     ProtocolError,
@@ -40,7 +38,7 @@ from arena.rules import events as ev
 from arena.rules.actions import UNO_CALL, Action, action_name
 from arena.rules.options import OFFICIAL, RuleOptions
 from arena.rules.scoring import places
-from arena.rules.seeds import seat_seed
+from arena.rules.seeds import MatchSeed
 from arena.rules.state import Match
 
 MAX_MESSAGE_BYTES = 64 * 1024  # a decision is ~10 bytes; anything near this is an attack
@@ -66,7 +64,8 @@ class Limits:
 @dataclass(frozen=True)
 class MatchSpec:
     match_id: str
-    seed: int
+    seed: int | MatchSeed
+    """Where the deals come from: a secret key (seasons, ``arena play``) or a public seed."""
     players: int
     options: RuleOptions = OFFICIAL
     limits: Limits = Limits()
@@ -105,7 +104,7 @@ class SeatReport:
 @dataclass(frozen=True)
 class MatchOutcome:
     match_id: str
-    seed: int
+    seed: int | MatchSeed
     scores: tuple[int, ...]
     places: tuple[int, ...]
     rounds: int
@@ -345,14 +344,16 @@ class _MatchLoop:
         self.log = log
         self.processes = referee.processes
         self.reports = referee.reports
-        self.match = Match(spec.players, random.Random(deck_seed(spec.seed)), spec.options)
+        self.chance = (spec.seed if isinstance(spec.seed, MatchSeed)
+                       else MatchSeed.public(spec.seed))
+        self.match = Match(spec.players, self.chance.deck_rng(), spec.options)
         # Everything a bot is told, in order: engine events and faults.
         self.timeline: list[ev.Event | Fault] = []
         self.synced = 0
         self.cursors = [0] * spec.players
         self.public_wire: dict[int, pb.Event] = {}
         self.time_bank = [spec.limits.time_bank] * spec.players
-        self.autopilots = [GreedyPolicy(seat_seed(spec.seed, seat))
+        self.autopilots = [GreedyPolicy(self.chance.seat_seed(seat))
                            for seat in range(spec.players)]
         self.request_id = 0
         self.decisions = 0
@@ -421,7 +422,7 @@ class _MatchLoop:
         if self.log:
             self.log.write({
                 "type": "header", "format": LOG_FORMAT, "match_id": spec.match_id,
-                "seed": spec.seed, "players": spec.players,
+                **self.chance.to_record(), "players": spec.players,
                 "protocol_version": int(PROTOCOL_VERSION),
                 "rules": spec.options.to_dict(), "limits": spec.limits.to_record(),
                 "sandbox": spec.sandbox,
@@ -442,7 +443,7 @@ class _MatchLoop:
                     decision_deadline_ms=int(spec.limits.decision_deadline * 1000),
                     time_bank_ms=int(spec.limits.time_bank * 1000),
                     strike_limit=spec.limits.strike_limit),
-                seed=seat_seed(spec.seed, seat), protocol_version=PROTOCOL_VERSION)
+                seed=self.chance.seat_seed(seat), protocol_version=PROTOCOL_VERSION)
             if not await connection.send(pb.PlayResponse(match_start=start)):
                 self._fault(seat, FaultKind.DISCONNECTED, "stream closed before match start")
         match = self.match
