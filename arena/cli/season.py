@@ -16,7 +16,7 @@ from rich.table import Table
 
 from arena.cli.common import key_argument
 from arena.league.cluster import DaskExecutor
-from arena.league.driver import RunSummary, leaderboard, open_store, run_season
+from arena.league.driver import RunSummary, leaderboard, open_store, run_season, season_key
 from arena.league.executor import Executor, JobOutcome, LocalExecutor
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore
@@ -44,8 +44,14 @@ def _season_run(args: argparse.Namespace) -> int:
     except SeasonError as error:
         print(f"arena season: {error}", file=sys.stderr)
         return 2
-    pending = len(store.pending())
-    store.close()
+    try:
+        season_key(store, args.key)  # drawn now, at the first run: the commitment is fixed
+    except SeasonError as error:
+        print(f"arena season: {error}", file=sys.stderr)
+        return 2
+    finally:
+        pending = len(store.pending())
+        store.close()
     cluster = args.cluster or season.cluster
     executor: Executor
     if cluster or season.executor == "dask":

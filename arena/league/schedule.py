@@ -103,4 +103,4 @@ def _match(index: int, group: tuple[int, ...], rotation: int, chance: str | None
            group_index: int, deal: int, width: int) -> ScheduledMatch:
     seats = group[rotation:] + group[:rotation]
     match_id = f"m{index + 1:0{width}d}"
-    return ScheduledMatch(match_id, seats, chance or f"match/{match_id}", group_index, deal)
+    return ScheduledMatch(match_id, seats, chance or match_id, group_index, deal)
