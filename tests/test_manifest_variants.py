@@ -1,5 +1,5 @@
 """``bot.toml``'s optional ``variants`` key: the house rules a bot supports (RULES.md
-§21-§32), checked by name."""
+§21-§32), checked by name; a stdio-json bot's bridge declares them in its hello."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.sandbox import ManifestError, load_manifest
+from arena.sandbox import ManifestError, load_manifest, resolve_command
 
 
 def bot(tmp_path: Path, extra: str, protocol: str = "grpc") -> Path:
@@ -41,3 +41,10 @@ def test_a_bad_variants_key_names_the_file_and_the_fix(tmp_path: Path, extra: st
     assert message in str(caught.value)
     assert "bot.toml" in str(caught.value)
 
+
+def test_the_stdio_bridge_is_told_the_variants(tmp_path: Path) -> None:
+    manifest = load_manifest(bot(tmp_path, 'variants = ["jump_in", "stacking"]',
+                                 protocol="stdio-json"))
+    argv = resolve_command(manifest)
+    assert argv[argv.index("--variants") + 1] == "stacking,jump_in"
+    assert argv[argv.index("--") + 1:] == ["true"]
