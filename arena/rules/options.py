@@ -140,4 +140,16 @@ def missing_variants(options: RuleOptions, supported: tuple[str, ...] | list[str
     return tuple(name for name in options.variants if name not in supported)
 
 
+def unsupported_message(bot: str, options: RuleOptions, supported: tuple[str, ...] | list[str]
+                        ) -> str:
+    """Why ``bot`` (its name, version and folder) cannot be seated under ``options``, in one
+    line; "" when it can."""
+    missing = missing_variants(options, supported)
+    if not missing:
+        return ""
+    return (f"{bot} does not support the variant(s) {', '.join(missing)} in force; its "
+            f"bot.toml declares {', '.join(supported) or 'none'} (add them to its "
+            "variants = [...] once it handles them, or leave the bot out)")
+
+
 OFFICIAL = RuleOptions()
