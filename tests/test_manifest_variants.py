@@ -48,3 +48,12 @@ def test_the_stdio_bridge_is_told_the_variants(tmp_path: Path) -> None:
     argv = resolve_command(manifest)
     assert argv[argv.index("--variants") + 1] == "stacking,jump_in"
     assert argv[argv.index("--") + 1:] == ["true"]
+
+
+def test_the_bridge_refuses_an_unknown_variant(capsys: pytest.CaptureFixture[str]) -> None:
+    from arena.bots.stdio_bridge import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--variants", "stacking,bogus", "--", "true"])
+    assert exited.value.code == 2
+    assert "unknown variant(s) bogus" in capsys.readouterr().err

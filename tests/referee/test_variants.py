@@ -197,3 +197,21 @@ folder = "{tmp_path / 'out'}"
     assert result.returncode == 2
     assert "does not support the variant(s) jump_in" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_season_file_sets_variants_in_its_rules_table(tmp_path: Path) -> None:
+    path = tmp_path / "season.toml"
+    body = f"""
+[season]
+name = "house"
+entrants = ["{SAMPLES / 'greedy'}", "{SAMPLES / 'random'}"]
+[rules]
+{{rules}}
+"""
+    path.write_text(body.format(rules="stacking = true\nlazy_scoring = true\nrounds = 3"))
+    rules = load_season(path).rules
+    assert (rules.stacking, rules.lazy_scoring, rules.rounds) == (True, True, 3)
+    path.write_text(body.format(rules="stack_two_on_four = true"))
+    with pytest.raises(SeasonError) as caught:
+        load_season(path)
+    assert "[rules] stack_two_on_four is a kind of stacking (§21)" in str(caught.value)
