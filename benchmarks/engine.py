@@ -356,7 +356,7 @@ def benchmark(repeats: int, seconds: float, seed: int) -> None:
         total = sum(mix.values())
         shares = ", ".join(
             f"{kind.name.lower().replace('_', '-')} {mix[kind] / total:.1%}"
-            for kind in DecisionKind
+            for kind in DecisionKind if kind in mix  # official play: the official kinds
         )
         play_or_draw = mix[DecisionKind.PLAY_OR_DRAW] / total
         adjusted = median("ours", players) * play_or_draw / median("env", players)
