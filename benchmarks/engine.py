@@ -40,12 +40,18 @@ Each configuration runs whole matches (games) until a time budget is spent, repe
 times with fresh seeds, configurations interleaved; the median rate is reported with the
 range. ``--profile`` instead runs our 2-player loop under cProfile and prints the top 25
 functions by own time.
+
+* **house rules** -- the same loop of ours under the variants of RULES.md §21-§32: each one
+  alone, and all of them together (with ``lazy_scoring``'s 7 rounds a match), at 2 and 4
+  players, next to the official rate measured in the same run (``--variant-seconds``,
+  ``--no-variants``).
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import gc
 import os
 import platform
@@ -66,6 +72,7 @@ from rlcard.agents import RandomAgent
 from rlcard.games.uno.game import UnoGame
 
 from arena.rules import DecisionKind, Match
+from arena.rules.options import OFFICIAL, VARIANTS, RuleOptions
 
 TARGET_RATE = 150_000
 """Decisions per second with observations, one core (the issue's first target)."""
@@ -112,11 +119,12 @@ def choosers(seed: int, players: int) -> list[Chooser]:
 # -- the loops being timed ------------------------------------------------------------------
 
 
-def run_ours(players: int, seed: int, seconds: float) -> Sample:
+def run_ours(players: int, seed: int, seconds: float, options: RuleOptions = OFFICIAL
+             ) -> Sample:
     decisions = games = 0
     start, cpu = time.perf_counter(), time.process_time()
     while True:
-        m = Match(players, random.Random(seed + games))
+        m = Match(players, random.Random(seed + games), options)
         choose = choosers(seed + games, players)
         while not m.is_over:
             seat = m.current_seat
@@ -348,7 +356,7 @@ def benchmark(repeats: int, seconds: float, seed: int) -> None:
         total = sum(mix.values())
         shares = ", ".join(
             f"{kind.name.lower().replace('_', '-')} {mix[kind] / total:.1%}"
-            for kind in DecisionKind
+            for kind in DecisionKind if kind in mix  # official play: the official kinds
         )
         play_or_draw = mix[DecisionKind.PLAY_OR_DRAW] / total
         adjusted = median("ours", players) * play_or_draw / median("env", players)
@@ -363,6 +371,48 @@ def benchmark(repeats: int, seconds: float, seed: int) -> None:
         ratio = ours / median("env", players)
         print(f"  {players} players: {ours:>9,.0f} decisions/s  {verdict(ours >= TARGET_RATE):<8}"
               f"  {ratio:5.2f}x RLCard env  {verdict(ratio >= TARGET_RATIO)}")
+
+
+def variant_options() -> list[tuple[str, RuleOptions]]:
+    """Each variant alone (stack_two_on_four with stacking, which it needs), then all."""
+    chosen = []
+    for name in VARIANTS:
+        settings = {name: True, **({"stacking": True} if name == "stack_two_on_four" else {})}
+        chosen.append((name, RuleOptions(**settings)))
+    chosen.append(("all of them", RuleOptions(**dict.fromkeys(VARIANTS, True))))
+    return chosen
+
+
+def house_rules(repeats: int, seconds: float, seed: int) -> None:
+    """Our rate under each variant, next to the official rate of the same run."""
+    print(f"House rules (RULES.md §21-§32): ours, decisions/s with observations; {repeats} "
+          f"repetitions x >= {seconds:g} s, configurations interleaved; median (min-max)")
+    rows = [("official (no variant)", OFFICIAL), *variant_options()]
+    runs: dict[tuple[str, int], list[Sample]] = {(n, p): [] for n, _ in rows
+                                                 for p in PLAYER_COUNTS}
+    for _, options in rows:  # warm-up
+        run_ours(2, seed - 1, 0.0, options)
+    for rep in range(repeats):
+        for players in PLAYER_COUNTS:
+            for name, options in rows:
+                gc.collect()
+                runner = functools.partial(run_ours, options=options)
+                runs[name, players].append(runner(players, seed + rep * 7919, seconds))
+    header = f"{'rules':<24} " + " ".join(
+        f"{f'{p} players':>22} {'vs official':>11}" for p in PLAYER_COUNTS)
+    print(header)
+    print("-" * len(header))
+    official = {p: statistics.median([s.rate for s in runs[rows[0][0], p]])
+                for p in PLAYER_COUNTS}
+    for name, _ in rows:
+        cells = []
+        for players in PLAYER_COUNTS:
+            rates = [s.rate for s in runs[name, players]]
+            rate = statistics.median(rates)
+            cells.append(f"{rate:>9,.0f} ({min(rates):,.0f}-{max(rates):,.0f})"
+                         f" {rate / official[players]:>10.2f}x")
+        print(f"{name:<24} " + " ".join(f"{c:>34}" for c in cells))
+    print()
 
 
 def profile(matches: int, seed: int) -> None:
@@ -398,13 +448,21 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "functions by tottime")
     parser.add_argument("--profile-matches", type=int, default=30,
                         help="matches to profile (default 30)")
+    parser.add_argument("--variant-seconds", type=float, default=0.5,
+                        help="minimum seconds per repetition of each house-rules "
+                             "configuration (default 0.5; 3 repetitions)")
+    parser.add_argument("--no-variants", action="store_true",
+                        help="skip the house-rules section")
     args = parser.parse_args(argv)
-    if args.repeats < 1 or args.seconds <= 0:
-        parser.error("--repeats must be at least 1 and --seconds positive")
+    if args.repeats < 1 or args.seconds <= 0 or args.variant_seconds <= 0:
+        parser.error("--repeats must be at least 1, --seconds and --variant-seconds positive")
     if args.profile:
         profile(args.profile_matches, args.seed)
     else:
         benchmark(args.repeats, args.seconds, args.seed)
+        if not args.no_variants:
+            print()
+            house_rules(3, args.variant_seconds, args.seed)
 
 
 if __name__ == "__main__":

@@ -112,7 +112,7 @@ REQUESTED = {
 OBSERVATION_FIELDS = (
     "seat", "hand", "decision", "current_seat", "top_card", "colour", "direction",
     "hand_sizes", "draw_pile_size", "discard_pile_size", "dealer", "scores", "round_number",
-    "turn",
+    "turn", "variants", "pending_penalty", "partner", "refills",
 )
 
 
@@ -561,7 +561,9 @@ def assert_observation_is_own(match: Match, seat: int, obs: Observation) -> None
     round_ = match.round
     assert Observation._fields == OBSERVATION_FIELDS
     tuples = {name for name in obs._fields if isinstance(getattr(obs, name), tuple)}
-    assert tuples == {"hand", "hand_sizes", "scores"}
+    assert tuples == {"hand", "hand_sizes", "scores", "variants", "refills"}
+    # official play: the variants' fields (§21-§32) keep their defaults
+    assert (obs.variants, obs.pending_penalty, obs.partner, obs.refills) == ((), 0, -1, ())
     for name in set(obs._fields) - tuples - {"decision"}:
         assert type(getattr(obs, name)) is int, f"{name} is {getattr(obs, name)!r}"
     assert obs.seat == seat

@@ -9,7 +9,10 @@
         run(decide, name="my-bot", version="1.0")
 
 ``run`` reads ARENA_ADDRESS and ARENA_TOKEN from the environment (the referee sets them),
-connects, says hello, answers every decision request and returns the match end.
+connects, says hello, answers every decision request and returns the match end. A bot that
+handles the house rules (RULES.md §21-§32) declares them: ``run(..., variants=VARIANTS)``
+(from ``arena.rules.options``), and lists them in its bot.toml too; ``turn.variants`` says
+which are on in the match.
 """
 
 from __future__ import annotations
@@ -17,14 +20,19 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import grpc
 
 from arena.bots.policies import Policy
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
-from arena.protocol.convert import action_from_message, action_message, observation_from_request
+from arena.protocol.convert import (
+    action_from_message,
+    action_message,
+    observation_from_request,
+    variants_to_wire,
+)
 from arena.rules.actions import Action, DecisionKind
 from arena.rules.observation import Observation
 
@@ -50,6 +58,11 @@ class Turn:
     def kind(self) -> DecisionKind:
         return DecisionKind(self.request.kind)
 
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The variants in force (§21-§32), in rulebook order; empty in official play."""
+        return self.observation.variants
+
 
 Decide = Callable[[Turn], Action]
 
@@ -62,9 +75,11 @@ def run(
     version: str = "0",
     address: str | None = None,
     token: str | None = None,
+    variants: Iterable[str] = (),
 ) -> pb.MatchEnd:
     """Play one match. Give ``decide`` (a function of a Turn) or ``policy`` (a class built
-    with the match seed, with ``decide(observation, legal_actions)``)."""
+    with the match seed, with ``decide(observation, legal_actions)``); ``variants`` are the
+    house rules the bot supports, declared in its hello."""
     if (decide is None) == (policy is None):
         raise TypeError("run() needs exactly one of decide= or policy=")
     address = address or os.environ.get("ARENA_ADDRESS")
@@ -72,7 +87,8 @@ def run(
     if not address or not token:
         raise SystemExit("ARENA_ADDRESS and ARENA_TOKEN must be set (the referee sets them)")
     hello = pb.PlayRequest(hello=pb.Hello(
-        token=token, bot_name=name, bot_version=version, protocol_version=PROTOCOL_VERSION))
+        token=token, bot_name=name, bot_version=version, protocol_version=PROTOCOL_VERSION,
+        variants=variants_to_wire(variants)))  # type: ignore[arg-type]
     return asyncio.run(_play(address, hello, decide, policy))
 
 

@@ -1,10 +1,12 @@
 """The stdio-json bridge: a bot in any language that reads and writes JSON lines.
 
-    python -m arena.bots.stdio_bridge [--name NAME] [--version VERSION] -- CMD ARGS...
+    python -m arena.bots.stdio_bridge [--name NAME] [--version VERSION]
+                                      [--variants stacking,seven_o,...] -- CMD ARGS...
 
 The launcher starts this bridge in place of a bot whose ``bot.toml`` says
 ``protocol = "stdio-json"``. The bridge speaks gRPC to the referee (ARENA_ADDRESS,
-ARENA_TOKEN), says hello for the bot, and runs ``CMD ARGS...`` as its child:
+ARENA_TOKEN), says hello for the bot (declaring the variants of its ``bot.toml``, which the
+launcher passes as ``--variants``), and runs ``CMD ARGS...`` as its child:
 
 * every ``PlayResponse`` from the referee is written to the child's stdin as one line of
   protobuf's canonical JSON mapping (lowerCamelCase names, enums by name, 64-bit integers
@@ -39,6 +41,8 @@ import grpc
 from google.protobuf import json_format  # type: ignore[import-untyped]
 
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
+from arena.protocol.convert import variants_to_wire
+from arena.rules.options import VARIANTS
 
 MAX_LINE_BYTES = 64 * 1024
 """A longer line from the bot is garbage (a decision is ~40 bytes)."""
@@ -87,10 +91,12 @@ class Bridge:
     """One match: the gRPC stream on one side, the child's pipes on the other."""
 
     def __init__(self, command: Sequence[str], name: str, version: str, address: str,
-                 token: str, max_line: int = MAX_LINE_BYTES) -> None:
+                 token: str, max_line: int = MAX_LINE_BYTES,
+                 variants: Sequence[str] = ()) -> None:
         self.command = list(command)
         self.name = name
         self.version = version
+        self.variants = tuple(variants)
         self.address = address
         self.token = token
         self.max_line = max_line
@@ -239,7 +245,8 @@ class Bridge:
         reader.start()  # at once: lines printed before the first request are dropped
         self.outbox.put(pb.PlayRequest(hello=pb.Hello(
             token=self.token, bot_name=self.name, bot_version=self.version,
-            protocol_version=PROTOCOL_VERSION)))
+            protocol_version=PROTOCOL_VERSION,
+            variants=variants_to_wire(self.variants))))  # type: ignore[arg-type]
         channel = grpc.insecure_channel(self.address)
         code = 1
         try:
@@ -282,6 +289,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Run a stdio-json bot: gRPC to the referee, JSON lines to the bot.")
     parser.add_argument("--name", default="stdio-bot", help="the bot name sent in hello")
     parser.add_argument("--version", default="0", help="the bot version sent in hello")
+    parser.add_argument("--variants", default="",
+                        help="the variants the bot supports, comma-separated (bot.toml's "
+                             "variants), declared in hello")
     parser.add_argument("command", nargs=argparse.REMAINDER,
                         help="-- then the bot's command and arguments")
     args = parser.parse_args(argv)
@@ -290,12 +300,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = command[1:]
     if not command:
         parser.error("give the bot's command after --")
+    variants = [name for name in args.variants.split(",") if name]
+    unknown = [name for name in variants if name not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
     address = os.environ.get("ARENA_ADDRESS")
     token = os.environ.get("ARENA_TOKEN")
     if not address or not token:
         _note("ARENA_ADDRESS and ARENA_TOKEN must be set (the referee sets them)")
         return 2
-    return Bridge(command, args.name, args.version, address, token).run()
+    return Bridge(command, args.name, args.version, address, token,
+                  variants=variants).run()
 
 
 if __name__ == "__main__":

@@ -12,13 +12,13 @@ from rich.console import Console
 
 from arena.cli.common import add_sandbox_options, build_bots, load_bots, sandbox_limits
 from arena.referee import check
-from arena.referee.match import Seat, run_match
+from arena.referee.match import MatchOutcome, Seat, run_match
 from arena.sandbox import SandboxError, make_launcher
 
 
 def _check(args: argparse.Namespace) -> int:
     """Conformance check for one bot: connects, plays every decision kind legally and in
-    time, and finishes full matches."""
+    time, and finishes full matches; under each variant its bot.toml declares, too."""
     bots = load_bots([args.bot], "check")
     if bots is None:
         return 2
@@ -46,7 +46,21 @@ def _check(args: argparse.Namespace) -> int:
     outcomes = []
     for spec, seats, bot_seat in check.plan(launcher, args.matches):
         outcomes.append((asyncio.run(run_match(spec, seats)), bot_seat))
-    items = check.verdict(outcomes, logs)
+    index = len(outcomes)
+    for group, options in check.variant_groups(bot.variants):
+        console.print(f"variants: {', '.join(options.variants)}")
+        needed = check.variant_kinds(options.variants)
+        played: list[tuple[MatchOutcome, int]] = []
+        for attempt in range(check.VARIANT_ATTEMPTS):
+            spec, seats, bot_seat = check.variant_match(group, options, attempt, launcher, index)
+            played.append((asyncio.run(run_match(spec, seats)), bot_seat))
+            index += 1
+            asked = check.asked_kinds(played)
+            if all(asked.get(kind.name) for kind in needed) or not played[-1][0].seats[
+                    bot_seat].connected:
+                break
+        outcomes += played
+    items = check.verdict(outcomes, logs, bot.variants)
     for item in items:
         mark = "[green]PASS[/green]" if item.passed else "[red]FAIL[/red]"
         console.print(f"{mark} {item.name}: {item.detail}")

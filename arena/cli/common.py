@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sqlite3
 import sys
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 
 from arena.referee.match import Limits
+from arena.rules.options import VARIANTS, RuleOptions, unsupported_message
 from arena.rules.seeds import parse_key
 from arena.sandbox import (
     BACKENDS,
@@ -133,3 +136,58 @@ def key_argument(text: str) -> bytes:
         return parse_key(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+RULE_FIELDS = {option.name: option.type for option in fields(RuleOptions)}
+
+
+def add_rule_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", type=int, default=500, help="target score (§16)")
+    parser.add_argument(
+        "--rule", action="append", default=[], metavar="NAME[=VALUE]",
+        help="a rule option, repeatable: a variant by name switches it on (--rule stacking "
+             "--rule seven_o); NAME=VALUE sets any option (--rule rounds=5, --rule "
+             f"turn_limit=300). Variants: {', '.join(VARIANTS)}")
+
+
+def rule_options(args: argparse.Namespace, command: str) -> RuleOptions | None:
+    """The options of ``--target`` and every ``--rule``; None (after a one-line error on
+    stderr) when one is unknown, malformed or the combination is impossible."""
+    values: dict[str, object] = {"target_score": args.target}
+    for text in args.rule:
+        name, has_value, raw = text.partition("=")
+        name = name.strip().replace("-", "_")
+        kind = RULE_FIELDS.get(name)
+        if kind is None:
+            close = difflib.get_close_matches(name, list(RULE_FIELDS), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            print(f"arena {command}: --rule {text}: unknown rule option {name!r}{hint}; "
+                  f"variants: {', '.join(VARIANTS)}", file=sys.stderr)
+            return None
+        raw = raw.strip().lower()
+        if kind == "bool":
+            if has_value and raw not in ("true", "false", "on", "off", "yes", "no", "1", "0"):
+                print(f"arena {command}: --rule {text}: {name} is true or false",
+                      file=sys.stderr)
+                return None
+            values[name] = not has_value or raw in ("true", "on", "yes", "1")
+        else:
+            if not has_value or not raw.lstrip("-").isdigit():
+                print(f"arena {command}: --rule {text}: {name} needs a whole number "
+                      f"(--rule {name}=N)", file=sys.stderr)
+                return None
+            values[name] = int(raw)
+    try:
+        return RuleOptions(**values)  # type: ignore[arg-type]
+    except ValueError as error:
+        print(f"arena {command}: {error}", file=sys.stderr)
+        return None
+
+
+def refuse_unsupported(bots: Sequence[BotManifest], options: RuleOptions, command: str
+                       ) -> bool:
+    """Before any match: whether a bot does not support the variants in force (each one
+    named on stderr)."""
+    problems = [unsupported_message(f"bot {bot.label} ({bot.folder})", options, bot.variants)
+                for bot in bots]
+    for problem in filter(None, problems):
+        print(f"arena {command}: {problem}", file=sys.stderr)
+    return any(problems)

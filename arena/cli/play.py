@@ -19,15 +19,18 @@ from arena.bots.runner import play_match
 from arena.cli.common import (
     KEY_FILE,
     add_clock_options,
+    add_rule_options,
     add_sandbox_options,
     build_bots,
     clock_limits,
     load_bots,
+    refuse_unsupported,
+    rule_options,
     sandbox_limits,
     write_key_file,
 )
 from arena.referee.match import MatchSpec, Seat, run_match
-from arena.rules.options import RuleOptions
+from arena.rules.narration import describe_rules
 from arena.rules.seeds import KEY_BYTES, MatchSeed
 from arena.sandbox import SandboxError, make_launcher, sandbox_record
 
@@ -43,7 +46,9 @@ def _simulate(args: argparse.Namespace) -> int:
     if not 2 <= len(names) <= 10:
         print("arena simulate: name 2 to 10 policies, one per seat", file=sys.stderr)
         return 2
-    options = RuleOptions(target_score=args.target)
+    options = rule_options(args, "simulate")
+    if options is None:
+        return 2
     console = Console()
     wins = [0.0] * len(names)
     totals = [0] * len(names)
@@ -62,7 +67,8 @@ def _simulate(args: argparse.Namespace) -> int:
             if place == 1:
                 wins[original] += 1 / len(result.winners)
     elapsed = time.perf_counter() - started
-    table = Table(title=f"{args.matches} matches to {args.target}, seeds {args.seed}..")
+    console.print(f"rules: {describe_rules(options)}", soft_wrap=True)
+    table = Table(title=f"{args.matches} matches, seeds {args.seed}..")
     table.add_column("seat")
     table.add_column("policy")
     table.add_column("wins", justify="right")
@@ -85,6 +91,9 @@ def _play(args: argparse.Namespace) -> int:
     if not 2 <= len(bots) <= 10:
         print("arena play: give 2 to 10 bot folders, one per seat", file=sys.stderr)
         return 2
+    options = rule_options(args, "play")
+    if options is None or refuse_unsupported(bots, options, "play"):
+        return 2
     bot_limits = sandbox_limits(args, "play")
     if bot_limits is None:
         return 2
@@ -94,7 +103,6 @@ def _play(args: argparse.Namespace) -> int:
         return 2
     bots = built
     console = Console()
-    options = RuleOptions(target_score=args.target)
     n = len(bots)
     key = None
     if args.seed is None:
@@ -143,8 +151,9 @@ def _play(args: argparse.Namespace) -> int:
             progress.update(task, advance=1, description=(
                 f"{index + 1}/{args.matches} matches, {decisions / elapsed:,.0f} decisions/s"))
     elapsed = time.perf_counter() - started
+    console.print(f"rules: {describe_rules(options)}", soft_wrap=True)
     dealt = f"seeds {args.seed}.." if key is None else "a secret key"
-    table = Table(title=f"{args.matches} matches to {args.target} ({dealt})")
+    table = Table(title=f"{args.matches} matches ({dealt})")
     for column in ("bot", "wins", "win rate", "avg points", "faults", "disqualified"):
         table.add_column(column, justify="left" if column == "bot" else "right")
     for bot, row in zip(bots, stats, strict=True):
@@ -165,7 +174,7 @@ def register(commands: Any) -> None:
                           help=f"one per seat: {', '.join(POLICIES)}")
     simulate.add_argument("--matches", type=int, default=20)
     simulate.add_argument("--seed", type=int, default=1)
-    simulate.add_argument("--target", type=int, default=500, help="target score (§16)")
+    add_rule_options(simulate)
     simulate.set_defaults(run=_simulate)
 
     play = commands.add_parser("play", help="play matches between bot folders",
@@ -175,7 +184,7 @@ def register(commands: Any) -> None:
     play.add_argument("--seed", type=int,
                       help="deal from public seeds SEED, SEED+1, ... (predictable; default: a "
                            "fresh secret key, kept beside the logs for `arena replay`)")
-    play.add_argument("--target", type=int, default=500, help="target score (§16)")
+    add_rule_options(play)
     play.add_argument("--logs", default="runs/play", help="folder for match logs and bot output")
     play.add_argument("--listen", metavar="ADDRESS",
                       help="listen on ADDRESS (e.g. localhost:50051) and wait for bots started "

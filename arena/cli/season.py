@@ -16,7 +16,14 @@ from rich.table import Table
 
 from arena.cli.common import key_argument
 from arena.league.cluster import DaskExecutor
-from arena.league.driver import RunSummary, leaderboard, open_store, run_season, season_key
+from arena.league.driver import (
+    RunSummary,
+    check_variant_support,
+    leaderboard,
+    open_store,
+    run_season,
+    season_key,
+)
 from arena.league.executor import Executor, JobOutcome, LocalExecutor
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore
@@ -40,6 +47,7 @@ def _season_run(args: argparse.Namespace) -> int:
         season = dataclasses.replace(season, parallelism=args.parallelism)
     console = Console()
     try:
+        check_variant_support(season)
         store, _, matches = open_store(season)
     except SeasonError as error:
         print(f"arena season: {error}", file=sys.stderr)

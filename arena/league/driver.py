@@ -13,6 +13,7 @@ from arena.league.schedule import ScheduledMatch, schedule
 from arena.league.season import Season, SeasonError
 from arena.league.store import SeasonStore
 from arena.rating import Leaderboard, rate_season
+from arena.rules.options import unsupported_message
 from arena.rules.seeds import KEY_BYTES, MatchSeed, key_commitment
 from arena.sandbox.manifest import BotManifest
 
@@ -88,11 +89,21 @@ def season_key(store: SeasonStore, given: bytes | None = None) -> bytes:
     return key
 
 
+def check_variant_support(season: Season) -> None:
+    """Refuse, before any match, a season with a variant (RULES.md §21-§32) that an entrant
+    does not declare in its bot.toml: SeasonError naming each such bot and variant."""
+    problems = [unsupported_message(f"entrant {bot.label} ({bot.folder})", season.rules,
+                                    bot.variants) for bot in season.entrants]
+    if any(problems):
+        raise SeasonError(f"{season.path}: [rules] " + "; ".join(filter(None, problems)))
+
+
 def run_season(season: Season, executor: Executor | None = None,
                on_outcome: Callable[[JobOutcome, RunSummary], None] | None = None,
                key: bytes | None = None) -> RunSummary:
     """Play every match not yet recorded; safe to stop at any moment and run again.
     ``key``: the season key to use at the first run (default: a fresh secret one)."""
+    check_variant_support(season)
     store, _, matches = open_store(season)
     try:
         secret = season_key(store, key)

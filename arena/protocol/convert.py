@@ -11,15 +11,19 @@ from arena.rules.actions import (
     ACCEPT,
     CHALLENGE,
     CHOOSE_COLOUR,
+    CHOOSE_SEAT,
     DRAW,
+    GIVE_CARD,
     KEEP,
+    PASS,
+    SEATS,
     UNO_CALL,
     Action,
     DecisionKind,
 )
 from arena.rules.cards import CARD_COLOUR, CARD_FACES, CARD_KIND, CARD_RANK, Card, Kind
 from arena.rules.observation import Observation
-from arena.rules.options import RuleOptions
+from arena.rules.options import LAZY_ROUNDS, VARIANTS, RuleOptions
 
 # Engine colours are 0..3 (4 = none); wire colours are 1..4 (0 = unspecified).
 _WIRE_COLOUR = (pb.COLOUR_RED, pb.COLOUR_YELLOW, pb.COLOUR_GREEN, pb.COLOUR_BLUE,
@@ -28,6 +32,7 @@ _WIRE_KIND = {
     Kind.NUMBER: pb.CARD_KIND_NUMBER, Kind.SKIP: pb.CARD_KIND_SKIP,
     Kind.REVERSE: pb.CARD_KIND_REVERSE, Kind.DRAW_TWO: pb.CARD_KIND_DRAW_TWO,
     Kind.WILD: pb.CARD_KIND_WILD, Kind.WILD_DRAW_FOUR: pb.CARD_KIND_WILD_DRAW_FOUR,
+    Kind.DRAW_TEN: pb.CARD_KIND_DRAW_TEN,
 }
 CARD_MESSAGES: tuple[pb.Card, ...] = tuple(
     pb.Card(
@@ -77,12 +82,20 @@ def _action_message(action: Action) -> pb.Action:
         return pb.Action(kind=pb.ACTION_KIND_CHALLENGE)
     if action == ACCEPT:
         return pb.Action(kind=pb.ACTION_KIND_ACCEPT)
+    if action == PASS:
+        return pb.Action(kind=pb.ACTION_KIND_PASS)
+    if action >= GIVE_CARD:
+        return pb.Action(kind=pb.ACTION_KIND_GIVE_CARD, card=CARD_MESSAGES[action - GIVE_CARD])
+    if action >= CHOOSE_SEAT:
+        return pb.Action(kind=pb.ACTION_KIND_CHOOSE_SEAT, seat=action - CHOOSE_SEAT)
     return pb.Action(kind=pb.ACTION_KIND_CHOOSE_COLOUR,
                      colour=_WIRE_COLOUR[action - CHOOSE_COLOUR])
 
 
 _ACTION_CODES = [*range(CARD_FACES), *(f | UNO_CALL for f in range(CARD_FACES)),
-                 DRAW, KEEP, CHALLENGE, ACCEPT, *(CHOOSE_COLOUR + c for c in range(4))]
+                 DRAW, KEEP, CHALLENGE, ACCEPT, *(CHOOSE_COLOUR + c for c in range(4)),
+                 PASS, *(CHOOSE_SEAT + seat for seat in range(SEATS)),
+                 *(GIVE_CARD + f for f in range(CARD_FACES))]
 ACTION_MESSAGES: dict[Action, pb.Action] = {a: _action_message(a) for a in _ACTION_CODES}
 
 
@@ -105,19 +118,53 @@ def action_from_message(message: pb.Action) -> Action:
         return ACCEPT
     if kind == pb.ACTION_KIND_CHOOSE_COLOUR:
         return CHOOSE_COLOUR + colour_from_wire(message.colour)
+    if kind == pb.ACTION_KIND_PASS:
+        return PASS
+    if kind == pb.ACTION_KIND_CHOOSE_SEAT:
+        if message.seat >= SEATS:
+            raise ProtocolError(f"not a seat: {message.seat}")
+        return CHOOSE_SEAT + message.seat
+    if kind == pb.ACTION_KIND_GIVE_CARD:
+        return GIVE_CARD + card_from_message(message.card)
     raise ProtocolError(f"action of unknown kind {kind}")
 
 
+# -- rule options and variants ------------------------------------------------------------
+
+VARIANT_WIRE: dict[str, int] = {name: pb.Variant.Value(f"VARIANT_{name.upper()}")
+                                for name in VARIANTS}
+"""Each variant's ``uno_arena.v1.Variant`` value."""
+_VARIANT_NAME = {value: name for name, value in VARIANT_WIRE.items()}
+
+
+def variants_to_wire(names: Iterable[str]) -> list[int]:
+    return [VARIANT_WIRE[name] for name in names]
+
+
+def variants_from_wire(values: Iterable[int]) -> tuple[str, ...]:
+    """Variant names, in rulebook order; values this referee does not know are left out."""
+    known = {_VARIANT_NAME[v] for v in values if v in _VARIANT_NAME}
+    return tuple(name for name in VARIANTS if name in known)
+
+
 def rules_message(options: RuleOptions) -> pb.RuleOptions:
-    return pb.RuleOptions(**options.to_dict())
+    """The options on the wire; ``rounds`` only with lazy scoring, so that an official match
+    sends exactly what it did before the variants existed."""
+    fields = options.to_dict()
+    if not options.lazy_scoring:
+        del fields["rounds"]
+    return pb.RuleOptions(**fields)
 
 
 def rules_from_message(message: pb.RuleOptions) -> RuleOptions:
+    variants = {name: getattr(message, name) for name in VARIANTS}
     return RuleOptions(
         target_score=message.target_score, alternative_scoring=message.alternative_scoring,
         two_player_reverse_is_skip=message.two_player_reverse_is_skip,
         turn_limit=message.turn_limit, round_limit=message.round_limit,
         hand_size=message.hand_size,
+        rounds=(message.rounds or LAZY_ROUNDS) if message.lazy_scoring else LAZY_ROUNDS,
+        **variants,
     )
 
 
@@ -126,6 +173,25 @@ def _direction(direction: int) -> int:
 
 
 def observation_message(observation: Observation) -> pb.Observation:
+    if observation.variants:  # official observations stay as they were before the variants
+        return pb.Observation(
+            seat=observation.seat,
+            hand=[CARD_MESSAGES[c] for c in observation.hand],
+            top_card=CARD_MESSAGES[observation.top_card],
+            colour=_WIRE_COLOUR[observation.colour],
+            direction=_direction(observation.direction),  # type: ignore[arg-type]
+            hand_sizes=observation.hand_sizes,
+            draw_pile_size=observation.draw_pile_size,
+            discard_pile_size=observation.discard_pile_size,
+            dealer=observation.dealer,
+            scores=observation.scores,
+            round_number=observation.round_number,
+            turn=observation.turn,
+            variants=variants_to_wire(observation.variants),  # type: ignore[arg-type]
+            pending_penalty=observation.pending_penalty,
+            partner=observation.partner,
+            refills=observation.refills,
+        )
     return pb.Observation(
         seat=observation.seat,
         hand=[CARD_MESSAGES[c] for c in observation.hand],
@@ -146,6 +212,7 @@ def observation_from_request(request: pb.DecisionRequest) -> Observation:
     """The engine's Observation from a decision request (what the SDK hands a policy)."""
     message = request.observation
     colour = message.colour
+    variants = variants_from_wire(message.variants)
     return Observation(
         seat=message.seat,
         hand=tuple(sorted(card_from_message(c) for c in message.hand)),
@@ -161,6 +228,10 @@ def observation_from_request(request: pb.DecisionRequest) -> Observation:
         scores=tuple(message.scores),
         round_number=message.round_number,
         turn=message.turn,
+        variants=variants,
+        pending_penalty=message.pending_penalty,
+        partner=message.partner if variants else -1,
+        refills=tuple(message.refills),
     )
 
 
@@ -188,7 +259,7 @@ def _snake(name: str) -> str:
 def _wire_value(key: str, value: Any) -> Any:
     if key == "card":
         return CARD_MESSAGES[value]
-    if key in ("cards", "hand") and isinstance(value, tuple):
+    if key in ("cards", "hand", "other_cards") and isinstance(value, tuple):
         return [CARD_MESSAGES[c] for c in value]
     if key == "hands":
         return [pb.Hand(cards=[CARD_MESSAGES[c] for c in hand]) for hand in value]

@@ -30,14 +30,14 @@ from arena.protocol.convert import (
     decision_request,
     event_message,
     rules_message,
+    variants_from_wire,
 )
 from arena.referee.faults import DISQUALIFYING, Fault, FaultKind, default_action
 from arena.referee.launch import BotProcess, SeatLauncher
 from arena.referee.log import LOG_FORMAT, MatchLogWriter
 from arena.rules import events as ev
 from arena.rules.actions import UNO_CALL, Action, action_name
-from arena.rules.options import OFFICIAL, RuleOptions
-from arena.rules.scoring import places
+from arena.rules.options import OFFICIAL, RuleOptions, missing_variants
 from arena.rules.seeds import MatchSeed
 from arena.rules.state import Match
 
@@ -113,6 +113,8 @@ class SeatReport:
     think_seconds: float = 0.0
     asked: dict[str, int] = field(default_factory=dict)
     """Decision kinds this seat was asked, by name."""
+    mishandled: dict[str, int] = field(default_factory=dict)
+    """Decision kinds it answered late, illegally or not at all (the default was played)."""
 
 
 @dataclass(frozen=True)
@@ -258,6 +260,10 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
                 referee.refused_tokens.append(first.hello.token[:8])
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown or used token")
             return
+        refusal = referee.refuse_unsupported(seat, first.hello)
+        if refusal:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, refusal)
+            return
         connection = _Connection(context, first.hello)
         referee.attach(seat, connection)
         inbox = connection.inbox
@@ -304,6 +310,8 @@ class _Referee:
         self.processes: dict[int, BotProcess] = {}
         self.all_connected = asyncio.Event()
         self.reports = [SeatReport(seat) for seat in range(spec.players)]
+        self.unsupported: dict[int, str] = {}
+        """Seats refused for not supporting the match's variants (§21-§32), with why."""
 
     def attach(self, seat: int, connection: _Connection) -> None:
         self.connections[seat] = connection
@@ -311,8 +319,28 @@ class _Referee:
         report.connected = True
         report.name = connection.hello.bot_name[:100]
         report.version = connection.hello.bot_version[:100]
-        if len(self.connections) + len(self.in_process) == self.spec.players:
+        self._check_all_in()
+
+    def _check_all_in(self) -> None:
+        seated = len(self.connections) + len(self.in_process) + len(self.unsupported)
+        if seated == self.spec.players:
             self.all_connected.set()
+
+    def refuse_unsupported(self, seat: int, hello: pb.Hello) -> str:
+        """Refuse a bot whose hello does not declare every variant of the match: the reason,
+        or "" when it may sit."""
+        declared = variants_from_wire(hello.variants)
+        missing = missing_variants(self.spec.options, declared)
+        if not missing:
+            return ""
+        report = self.reports[seat]
+        report.name, report.version = hello.bot_name[:100], hello.bot_version[:100]
+        self.unsupported[seat] = (
+            f"bot {report.name} {report.version} does not support the variant(s) "
+            f"{', '.join(missing)} of this match (its hello declares "
+            f"{', '.join(declared) or 'none'}); not seated")
+        self._check_all_in()
+        return self.unsupported[seat]
 
 
 async def run_match(
@@ -446,6 +474,14 @@ class _MatchLoop:
         report = self.reports[seat]
         if report.disqualified:
             return
+        if kind is FaultKind.ILLEGAL_ACTION and self.spec.options.mistake_penalty and (
+            self.match.penalise(seat)
+        ):  # §32: two cards instead of a strike (then the default action, as for a strike)
+            self._record_fault(report, Fault(seat, kind, reason + "; draws 2 (§32)",
+                                             report.strikes, False, penalised=True))
+            if self.log:
+                self.log.write({"type": "penalty", "seat": seat})
+            return
         disqualify = kind in DISQUALIFYING
         if not disqualify:
             report.strikes += 1
@@ -481,7 +517,8 @@ class _MatchLoop:
                 out.append(pb.Event(fault=pb.Fault(
                     seat=item.seat, kind=int(item.kind),  # type: ignore[arg-type]
                     reason=item.reason,
-                    strikes=item.strikes, disqualified=item.disqualified)))
+                    strikes=item.strikes, disqualified=item.disqualified,
+                    penalised=item.penalised)))
                 continue
             seen = ev.seen_by(item, seat)
             if seen is item:  # public: convert once for every seat
@@ -543,6 +580,9 @@ class _MatchLoop:
             else:
                 answer, latency = await self._ask(seat, observation, legal)
                 if answer is None:
+                    kind = observation.decision.name  # type: ignore[union-attr]
+                    mishandled = self.reports[seat].mishandled
+                    mishandled[kind] = mishandled.get(kind, 0) + 1
                     action = default_action(observation)
                     source = "autopilot" if self.reports[seat].disqualified else "default"
                 else:
@@ -557,8 +597,7 @@ class _MatchLoop:
             if on_progress is not None and isinstance(match.events[-1], ev.RoundEnded):
                 on_progress(match)
         self._record_floods()
-        final_places = places(match.scores, spec.options.alternative_scoring,
-                              [r.seat for r in self.reports if r.disqualified])
+        final_places = match.standing([r.seat for r in self.reports if r.disqualified])
         await self._finish(final_places)
         outcome = MatchOutcome(
             spec.match_id, spec.seed, tuple(match.scores), final_places, match.rounds_played,
@@ -596,7 +635,9 @@ class _MatchLoop:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(referee.all_connected.wait(), min(remaining, 0.05))
         for seat in range(self.spec.players):
-            if seat not in referee.connections and seat not in referee.in_process:
+            if seat in referee.unsupported:
+                self._fault(seat, FaultKind.UNSUPPORTED_VARIANTS, referee.unsupported[seat])
+            elif seat not in referee.connections and seat not in referee.in_process:
                 exited = seat in self.processes and self.processes[seat].poll() is not None
                 reason = ("the bot exited before saying hello" if exited else
                           f"no valid hello within {self.spec.limits.hello_timeout:g} s")

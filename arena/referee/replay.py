@@ -57,6 +57,10 @@ def replay(path: Path, on_line: Callable[[dict[str, Any]], None] | None = None,
         kind = record.get("type")
         if kind == "seats":
             names = [s["name"] or f"seat {s['seat']}" for s in record["seats"]]
+        elif kind == "penalty":  # §32: the seat drew 2 for an illegal action
+            if not match.penalise(record["seat"]):
+                raise ReplayMismatch(f"line {number}: the log has a mistake penalty the rules "
+                                     "in force do not give")
         elif kind == "decision":
             if match.current_seat != record["seat"]:
                 raise ReplayMismatch(f"line {number}: the log has seat {record['seat']} "

@@ -23,7 +23,7 @@ from arena.report.charts import rating_chart
 from arena.report.data import Bot, MatchRow, SeasonData, load_season_data, read_match_log
 from arena.rules import events as ev
 from arena.rules.cards import CARD_COLOUR, CARD_NAMES
-from arena.rules.narration import card_words, describe
+from arena.rules.narration import card_words, describe, describe_rules, variant_lines
 
 COLOUR_NAMES = ("red", "yellow", "green", "blue", "wild")
 STATE_FILE = ".render-state.json"
@@ -33,7 +33,7 @@ def card_html(card: int) -> Markup:
     """A card as a readable chip: colour, symbol, and a text alternative."""
     colour = COLOUR_NAMES[CARD_COLOUR[card]]
     name = CARD_NAMES[card]
-    symbol = {"W": "W", "W+4": "+4"}.get(name, name[1:])
+    symbol = {"W": "W", "W+4": "+4", "W+10": "+10"}.get(name, name[1:])
     symbol = {"S": "⊘", "R": "⇄"}.get(symbol, symbol)
     return Markup('<span class="card card-{}" title="{}" aria-label="{}">{}</span>').format(
         colour, card_words(card), card_words(card), symbol)
@@ -46,6 +46,9 @@ def _environment() -> Environment:
     env.filters["card"] = card_html
     env.filters["pct"] = lambda x: "" if x is None else f"{x:.0%}"
     env.filters["num"] = lambda x, d=2: "" if x is None else f"{x:.{d}f}"
+    # The rules in force (a RuleOptions dict from the store or a log header), §21-§32.
+    env.filters["rules"] = describe_rules
+    env.filters["variant_lines"] = variant_lines
     # UTC, so the same store renders the same bytes on any machine.
     env.filters["date"] = lambda t: "" if t is None else (
         datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M UTC"))
@@ -223,9 +226,11 @@ def _replay_json(records: list[dict[str, Any]], names: list[str]) -> str:
         step = {"e": record["event"], "t": describe(event, names)}
         for key, short in (("seat", "s"), ("card", "c"), ("cards", "cs"), ("colour", "k"),
                            ("direction", "d"), ("dealer", "s"), ("challenger", "s"),
-                           ("scores", "sc")):
+                           ("scores", "sc"), ("other", "o"), ("other_cards", "ocs")):
             if key in fields:
                 step[short] = fields[key]
+        if record["event"] == "HandsPassed":  # §23: every hand moves
+            step["hs"] = fields["hands"]
         if latency is not None and "s" in step:
             step["l"] = latency
             latency = None
@@ -240,7 +245,10 @@ def _replay_json(records: list[dict[str, Any]], names: list[str]) -> str:
             prelude.append(step)
     if prelude and rounds:
         rounds[-1]["steps"].extend(prelude)  # the match result after the last round
-    text = json.dumps({"players": names, "rounds": rounds}, separators=(",", ":"))
+    data: dict[str, Any] = {"players": names, "rounds": rounds}
+    if records and records[0].get("rules", {}).get("draw_ten"):
+        data["deck"] = 112  # §28
+    text = json.dumps(data, separators=(",", ":"))
     return text.replace("</", "<\\/")  # safe inside a <script> element
 
 

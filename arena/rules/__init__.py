@@ -1,18 +1,24 @@
-"""The official UNO rules (RULES.md §1-§19): pure, no I/O, no clock, seeded chance only."""
+"""The official UNO rules (RULES.md §1-§19) and the house-rule variants (§21-§32): pure, no
+I/O, no clock, seeded chance only."""
 
 from arena.rules.actions import (
     ACCEPT,
     CHALLENGE,
     CHOOSE_COLOUR,
+    CHOOSE_SEAT,
     DRAW,
+    GIVE_CARD,
     KEEP,
+    PASS,
     UNO_CALL,
     Action,
     DecisionKind,
     action_name,
     calls_uno,
     choose,
+    choose_seat,
     chosen_colour,
+    give,
     is_play,
     parse_action,
     play,
@@ -23,6 +29,7 @@ from arena.rules.cards import (
     CARD_KIND,
     CARD_POINTS,
     CARD_RANK,
+    DRAW_TEN,
     NO_COLOUR,
     WILD,
     WILD_DRAW_FOUR,
@@ -36,7 +43,7 @@ from arena.rules.cards import (
     points,
 )
 from arena.rules.observation import Observation
-from arena.rules.options import OFFICIAL, RuleOptions
+from arena.rules.options import OFFICIAL, VARIANTS, RuleOptions
 from arena.rules.scoring import places
 from arena.rules.state import (
     MAX_PLAYERS,
@@ -49,10 +56,11 @@ from arena.rules.state import (
 
 __all__ = [
     "ACCEPT", "CARD_COLOUR", "CARD_KIND", "CARD_POINTS", "CARD_RANK", "CHALLENGE",
-    "CHOOSE_COLOUR", "DRAW", "KEEP", "MAX_PLAYERS", "MIN_PLAYERS", "NO_COLOUR", "OFFICIAL",
-    "UNO_CALL", "WILD", "WILD_DRAW_FOUR", "Action", "Card", "Colour", "DecisionKind",
-    "IllegalActionError", "Kind", "Match", "Observation", "Round", "RuleOptions",
-    "action_name", "arrange_round", "calls_uno", "card_name", "choose", "chosen_colour",
-    "full_deck", "is_play", "parse_action", "parse_card", "parse_cards", "places", "play",
-    "played_card", "points",
+    "CHOOSE_COLOUR", "CHOOSE_SEAT", "DRAW", "DRAW_TEN", "GIVE_CARD", "KEEP", "MAX_PLAYERS",
+    "MIN_PLAYERS", "NO_COLOUR", "OFFICIAL", "PASS", "UNO_CALL", "VARIANTS", "WILD",
+    "WILD_DRAW_FOUR", "Action", "Card", "Colour", "DecisionKind", "IllegalActionError",
+    "Kind", "Match", "Observation", "Round", "RuleOptions", "action_name", "arrange_round",
+    "calls_uno", "card_name", "choose", "choose_seat", "chosen_colour", "full_deck", "give",
+    "is_play", "parse_action", "parse_card", "parse_cards", "places", "play", "played_card",
+    "points",
 ]

@@ -1,10 +1,12 @@
 """Cards, colours, points and the 108-card deck (RULES.md §2-§3).
 
 A card is a small int, its *face* code: ``colour * 13 + rank`` for the 100 coloured cards
-(rank 0-9 numbers, 10 Skip, 11 Reverse, 12 Draw Two), then ``WILD`` (52) and
-``WILD_DRAW_FOUR`` (53). Ints keep the engine fast; the tables below give every property
-of a face in one lookup, and :func:`parse_card` / :func:`card_name` give a compact notation
-(``R7``, ``GS``, ``BR``, ``Y+2``, ``W``, ``W+4``) used in tests and logs.
+(rank 0-9 numbers, 10 Skip, 11 Reverse, 12 Draw Two), then ``WILD`` (52),
+``WILD_DRAW_FOUR`` (53) and ``DRAW_TEN`` (54), the black "+10" of the ``draw_ten`` variant
+(§28), which only its 112-card deck holds. Ints keep the engine fast; the tables below give
+every property of a face in one lookup, and :func:`parse_card` / :func:`card_name` give a
+compact notation (``R7``, ``GS``, ``BR``, ``Y+2``, ``W``, ``W+4``, ``W+10``) used in tests
+and logs.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ class Kind(IntEnum):
     DRAW_TWO = 3
     WILD = 4
     WILD_DRAW_FOUR = 5
+    DRAW_TEN = 6
+    """§28: the black "+10" of the ``draw_ten`` variant."""
 
 
 Card = int
@@ -38,7 +42,8 @@ REVERSE_RANK: Final = 11
 DRAW_TWO_RANK: Final = 12
 WILD: Final = 52
 WILD_DRAW_FOUR: Final = 53
-CARD_FACES: Final = 54
+DRAW_TEN: Final = 54
+CARD_FACES: Final = 55
 NO_COLOUR: Final = 4  # the colour slot of a wild card in CARD_COLOUR
 
 _COLOUR_LETTERS: Final = "RYGB"
@@ -50,37 +55,39 @@ def coloured(colour: Colour | int, rank: int) -> Card:
     return int(colour) * RANKS_PER_COLOUR + rank
 
 
-# Lookup tables indexed by face. The rank of a wild is 13 / 14 so it never matches a
-# coloured card by symbol; wilds are playable on anything anyway (§8).
+# Lookup tables indexed by face. The rank of a black card is 13 / 14 / 15 so it never
+# matches a coloured card by symbol; black cards are playable on anything anyway (§8, §28).
 CARD_COLOUR: Final[tuple[int, ...]] = tuple(
-    [f // RANKS_PER_COLOUR for f in range(WILD)] + [NO_COLOUR, NO_COLOUR]
+    [f // RANKS_PER_COLOUR for f in range(WILD)] + [NO_COLOUR, NO_COLOUR, NO_COLOUR]
 )
 CARD_RANK: Final[tuple[int, ...]] = tuple(
-    [f % RANKS_PER_COLOUR for f in range(WILD)] + [13, 14]
+    [f % RANKS_PER_COLOUR for f in range(WILD)] + [13, 14, 15]
 )
 CARD_KIND: Final[tuple[Kind, ...]] = tuple(
     [
         Kind.NUMBER if r < 10 else (Kind.SKIP, Kind.REVERSE, Kind.DRAW_TWO)[r - 10]
         for r in CARD_RANK[:WILD]
     ]
-    + [Kind.WILD, Kind.WILD_DRAW_FOUR]
+    + [Kind.WILD, Kind.WILD_DRAW_FOUR, Kind.DRAW_TEN]
 )
-# §3: numbers face value, Skip/Reverse/Draw Two 20, wilds 50.
+# §3: numbers face value, Skip/Reverse/Draw Two 20, wilds 50; §28: a +10 50.
 CARD_POINTS: Final[tuple[int, ...]] = tuple(
-    [r if r < 10 else 20 for r in CARD_RANK[:WILD]] + [50, 50]
+    [r if r < 10 else 20 for r in CARD_RANK[:WILD]] + [50, 50, 50]
 )
-# §4: for the dealer draw, action and wild cards count as zero.
+# §4: for the dealer draw, action and black cards count as zero.
 DEALER_DRAW_VALUE: Final[tuple[int, ...]] = tuple(
-    [r if r < 10 else 0 for r in CARD_RANK[:WILD]] + [0, 0]
+    [r if r < 10 else 0 for r in CARD_RANK[:WILD]] + [0, 0, 0]
 )
 CARD_NAMES: Final[tuple[str, ...]] = tuple(
-    [_COLOUR_LETTERS[f // 13] + _RANK_SYMBOLS[f % 13] for f in range(WILD)] + ["W", "W+4"]
+    [_COLOUR_LETTERS[f // 13] + _RANK_SYMBOLS[f % 13] for f in range(WILD)]
+    + ["W", "W+4", "W+10"]
 )
 _BY_NAME: Final[dict[str, Card]] = {name: face for face, name in enumerate(CARD_NAMES)}
 
 
 def card_name(card: Card) -> str:
-    """Compact notation: ``R7``, ``GS`` (skip), ``BR`` (reverse), ``Y+2``, ``W``, ``W+4``."""
+    """Compact notation: ``R7``, ``GS`` (skip), ``BR`` (reverse), ``Y+2``, ``W``, ``W+4``,
+    ``W+10`` (§28)."""
     return CARD_NAMES[card]
 
 
@@ -91,7 +98,7 @@ def parse_card(text: str) -> Card:
     except KeyError:
         raise ValueError(
             f"unknown card {text!r}: expected a colour letter R/Y/G/B with 0-9, S, R or +2, "
-            "or W / W+4"
+            "or W / W+4 / W+10"
         ) from None
 
 
@@ -105,14 +112,17 @@ def points(cards: list[Card] | tuple[Card, ...]) -> int:
     return sum([CARD_POINTS[c] for c in cards])
 
 
-def full_deck() -> list[Card]:
-    """The 108 cards of §2, in a fixed order (shuffle with the match's generator)."""
+def full_deck(draw_ten: bool = False) -> list[Card]:
+    """The 108 cards of §2, in a fixed order (shuffle with the match's generator); with
+    ``draw_ten``, the 112 of §28 (four "+10" cards more)."""
     deck: list[Card] = []
     for colour in range(COLOUR_COUNT):
         deck.append(coloured(colour, 0))
         for rank in range(1, RANKS_PER_COLOUR):
             deck += [coloured(colour, rank)] * 2
     deck += [WILD] * 4 + [WILD_DRAW_FOUR] * 4
+    if draw_ten:
+        deck += [DRAW_TEN] * 4
     return deck
 
 

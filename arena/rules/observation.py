@@ -1,4 +1,8 @@
-"""What one seat may know at a decision: exactly RULES.md §19, nothing about the shuffle."""
+"""What one seat may know at a decision: exactly RULES.md §19, nothing about the shuffle.
+
+The last four fields are the variants' (§21-§32): which are on, and the public facts they
+add; in official play they keep their defaults.
+"""
 
 from __future__ import annotations
 
@@ -27,3 +31,12 @@ class Observation(NamedTuple):
     round_number: int
     turn: int
     """Turns started in this round (§18 counts them against the turn limit)."""
+    variants: tuple[str, ...] = ()
+    """The variants in force (RuleOptions.variants), in rulebook order."""
+    pending_penalty: int = 0
+    """§21/§22: the draw penalty pending (cards), 0 when none."""
+    partner: int = -1
+    """§24: during an exchange, the other seat of it; -1 otherwise."""
+    refills: tuple[int, ...] = ()
+    """§30: the cards each seat draws the next time it empties its hand (0: it goes out);
+    empty unless ``uno_in_seven`` is on."""

@@ -9,6 +9,7 @@ inside, from the ``random.Random`` passed in and nothing else, so a seed fixes t
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from arena.rules import events as ev
@@ -42,7 +43,7 @@ from arena.rules.cards import (
 )
 from arena.rules.observation import Observation
 from arena.rules.options import OFFICIAL, RuleOptions
-from arena.rules.scoring import places
+from arena.rules.scoring import hand_points, lazy_places, places
 
 MIN_PLAYERS: Final = 2
 MAX_PLAYERS: Final = 10
@@ -396,10 +397,15 @@ class Round:
 
 
 class Match:
-    """A match to the target score (§16-§18): the dealer draw, rounds, scoring, standing."""
+    """A match to the target score (§16-§18): the dealer draw, rounds, scoring, standing.
+
+    With a variant on (§21-§32) its rounds are :class:`arena.rules.variants.VariantRound`
+    and :meth:`_finish_variant_round` scores them; official play never goes there.
+    """
 
     __slots__ = ("players", "options", "rng", "events", "scores", "dealer", "round",
-                 "rounds_played", "is_over", "places", "round_limit_reached")
+                 "rounds_played", "is_over", "places", "round_limit_reached", "rounds_won",
+                 "rounds_lost", "_variant")
 
     def __init__(
         self, players: int, rng: random.Random, options: RuleOptions = OFFICIAL
@@ -415,17 +421,32 @@ class Match:
         self.is_over = False
         self.places: tuple[int, ...] = ()
         self.round_limit_reached = False
+        self.rounds_won = [0] * players
+        """Rounds each seat went out first in (§31 ranks by them)."""
+        self.rounds_lost = [0] * players
+        """§31: rounds each seat ended with the most points in hand."""
+        self._variant = bool(options.variants)
         self.dealer = self._draw_for_dealer()
-        self.round = Round(players, self.dealer, 1, options, rng, self.events, self.scores)
+        if self._variant:
+            self.round = self._variant_round(1, None)
+        else:
+            self.round = Round(players, self.dealer, 1, options, rng, self.events, self.scores)
+
+    def _variant_round(self, number: int, starter: int | None) -> Round:
+        from arena.rules.variants import VariantRound  # it builds on Round, in this module
+
+        return VariantRound(self.players, self.dealer, number, self.options, self.rng,
+                            self.events, self.scores, starter=starter)
 
     def _draw_for_dealer(self) -> int:
-        """§4: highest card deals; ties draw again among themselves."""
-        deck = full_deck()
+        """§4: highest card deals; ties draw again among themselves (§28: from the deck of
+        the match, +10 cards counting zero)."""
+        deck = full_deck(self.options.draw_ten)
         self.rng.shuffle(deck)
         drawing = list(range(self.players))
         while True:
             if len(deck) < len(drawing):
-                deck = full_deck()
+                deck = full_deck(self.options.draw_ten)
                 self.rng.shuffle(deck)
             values = {}
             for seat in drawing:
@@ -467,9 +488,32 @@ class Match:
     def observation(self, seat: int) -> Observation:
         return self.round.observation(seat)
 
+    def standing(self, disqualified: Iterable[int] = ()) -> tuple[int, ...]:
+        """Each seat's place by the rules in force (§16, §17, §31), disqualified seats
+        last (§20)."""
+        if self.options.lazy_scoring:
+            return lazy_places(self.rounds_won, self.rounds_lost, disqualified)
+        return places(self.scores, self.options.alternative_scoring, disqualified)
+
+    def penalise(self, seat: int) -> bool:
+        """§32 ``mistake_penalty``: the seat draws 2 for an illegal action (the referee then
+        plays its default action). False, and nothing drawn, when the variant is off, the
+        match is over or the seat has gone out of the round (§29)."""
+        round_ = self.round
+        if self.is_over or not self.options.mistake_penalty or seat in getattr(
+            round_, "out", ()
+        ):
+            return False
+        round_._draw(seat, 2, ev.DrawReason.MISTAKE)
+        round_._legal = None  # the hand changed: UNO flags, cards to give
+        return True
+
     # -- rounds and the end ------------------------------------------------------------
 
     def _finish_round(self) -> None:
+        if self._variant:
+            self._finish_variant_round()
+            return
         round_ = self.round
         options = self.options
         scores = self.scores
@@ -498,6 +542,72 @@ class Match:
         self.round = Round(self.players, self.dealer, self.rounds_played + 1, options,
                            self.rng, self.events, scores)
 
+    def _finish_variant_round(self) -> None:
+        """§16-§18 with the variants: §26 zero scores 50, §29 scoring from the hands when the
+        first seat went out and round places, §31 winner, loser and rounds won."""
+        round_ = self.round
+        options = self.options
+        scores = self.scores
+        zero_50 = options.zero_scores_50
+        self.rounds_played += 1
+        number = round_.number
+        stalled = round_.stalled
+        winner = -1 if stalled else round_.winner
+        out: list[int] = getattr(round_, "out", [])
+        if options.until_the_last:
+            last = len(out) + 1  # the seats still holding cards share the last place
+            order = {seat: place for place, seat in enumerate(out, start=1)}
+            self.events.append(ev.RoundPlaces(
+                number, tuple(order.get(seat, last) for seat in range(self.players))))
+        points = 0
+        loser = -1
+        if not stalled:
+            counted = getattr(round_, "counted_hands", None) or round_.hands
+            if options.lazy_scoring:  # §31: no points; the most points left in hand loses
+                loser = self._round_loser(round_.hands, winner)
+                self.rounds_won[winner] += 1
+                self.rounds_lost[loser] += 1
+                scores[:] = self.rounds_won
+                self.events.append(ev.RoundLoser(number, loser))
+            elif options.alternative_scoring:
+                for seat, hand in enumerate(counted):
+                    scores[seat] += hand_points(hand, zero_50)
+            else:
+                points = round_.round_points()
+                scores[winner] += points
+        self.events.append(ev.RoundEnded(
+            number, winner, points, tuple(scores),
+            tuple(tuple(sorted(h)) for h in round_.hands), stalled,
+        ))
+        if options.lazy_scoring:  # §31: a match is `rounds` rounds
+            over = self.rounds_played >= min(options.rounds, options.round_limit)
+            self.round_limit_reached = over and self.rounds_played < options.rounds
+        else:
+            reached = max(scores) >= options.target_score
+            over = reached or self.rounds_played >= options.round_limit
+            self.round_limit_reached = over and not reached
+        if over:
+            self.is_over = True
+            self.places = self.standing()
+            self.events.append(ev.MatchEnded(
+                tuple(scores), self.places, self.rounds_played, self.round_limit_reached))
+            return
+        starter = None
+        if loser >= 0:  # §31: the loser deals, the winner starts
+            self.dealer, starter = loser, winner
+        else:
+            self.dealer = (self.dealer + 1) % self.players  # §5
+        self.round = self._variant_round(self.rounds_played + 1, starter)
+
+    def _round_loser(self, hands: list[list[Card]], winner: int) -> int:
+        """§31: the seat with the most points left in hand; a tie goes to the tied seat
+        first clockwise from the winner."""
+        zero_50 = self.options.zero_scores_50
+        n = self.players
+        others = [(winner + offset) % n for offset in range(1, n)]
+        return max(others, key=lambda seat: (hand_points(hands[seat], zero_50),
+                                             -others.index(seat)))
+
 
 def arrange_round(
     hands: list[list[Card]],
@@ -514,15 +624,36 @@ def arrange_round(
     scores: list[int] | None = None,
     events: list[ev.Event] | None = None,
     turns: int = 1,
+    out: Sequence[int] = (),
+    refills: Sequence[int] | None = None,
 ) -> Round:
     """A round in a given position, for rule tests and puzzles (the draw pile's top is last).
 
     Only PLAY_OR_DRAW and CHOOSE_COLOUR (after a Wild) positions can be arranged directly;
-    reach the others by applying actions.
+    reach the others by applying actions. With a variant on in ``options`` the round is a
+    ``VariantRound``; ``out`` lists the seats already out (§29), in order, and ``refills``
+    what each seat draws when it next empties its hand (§30).
     """
     if decision not in (DecisionKind.PLAY_OR_DRAW, DecisionKind.CHOOSE_COLOUR):
         raise ValueError("arrange a PLAY_OR_DRAW or CHOOSE_COLOUR position and play into others")
-    round_ = Round.__new__(Round)
+    if (out or refills is not None) and not options.variants:
+        raise ValueError("out and refills belong to the variants (§29, §30): set the options")
+    round_: Round
+    if options.variants:
+        from arena.rules.variants import VariantRound
+
+        variant = VariantRound.__new__(VariantRound)
+        variant._setup(len(hands), options, (dealer + 1) % len(hands))
+        for seat in out:
+            variant.out.append(seat)
+            variant._is_out[seat] = True
+        if out:
+            variant.winner = out[0]
+        if refills is not None:
+            variant.refills = list(refills)
+        round_ = variant
+    else:
+        round_ = Round.__new__(Round)
     round_.players = len(hands)
     round_.dealer = dealer
     round_.number = 1
@@ -538,7 +669,8 @@ def arrange_round(
     round_.current = current
     round_.decision = decision
     round_.turns = turns
-    round_.winner = -1
+    if not out:
+        round_.winner = -1
     round_.stalled = False
     round_.over = False
     round_._legal = None

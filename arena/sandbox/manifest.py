@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import hashlib
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from arena.rules.options import VARIANTS
 
 LANGUAGES = ("python", "javascript", "cpp", "stdio-json", "other")
 
@@ -25,6 +28,8 @@ class BotManifest:
     author: str = ""
     build: tuple[str, ...] = ()
     protocol: str = "grpc"
+    variants: tuple[str, ...] = ()
+    """The house rules (RULES.md §21-§32) the bot supports; none: official matches only."""
 
     @property
     def label(self) -> str:
@@ -94,5 +99,20 @@ def load_manifest(folder: Path | str) -> BotManifest:
         folder=folder, name=data["name"], version=data["version"],
         language=data["language"], run=_argv(data, "run", str(path), True),
         author=str(data.get("author", "")), build=_argv(data, "build", str(path), False),
-        protocol=str(protocol),
+        protocol=str(protocol), variants=_variants(data, path),
     )
+
+
+def _variants(data: dict[str, object], path: Path) -> tuple[str, ...]:
+    """The optional ``variants`` list: known variant names, in rulebook order."""
+    value = data.get("variants", [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ManifestError(f"{path}: field 'variants' must be a list of variant names, e.g. "
+                            "[\"stacking\", \"seven_o\"]")
+    for name in value:
+        if name not in VARIANTS:
+            close = difflib.get_close_matches(name, VARIANTS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ManifestError(f"{path}: field 'variants' names an unknown variant {name!r}"
+                                f"{hint}; known: {', '.join(VARIANTS)}")
+    return tuple(name for name in VARIANTS if name in value)

@@ -45,7 +45,9 @@ def resolve_command(manifest: BotManifest) -> list[str]:
         argv[0] = sys.executable
     if manifest.protocol == "stdio-json":
         argv = [sys.executable, "-m", "arena.bots.stdio_bridge", "--name", manifest.name,
-                "--version", manifest.version, "--", *argv]
+                "--version", manifest.version,
+                *(["--variants", ",".join(manifest.variants)] if manifest.variants else []),
+                "--", *argv]
     return argv
 
 

@@ -7,7 +7,10 @@
 #
 # Strategy (the arena's "greedy"): play the first playable card (the referee lists plays
 # first, wilds last among them, then DRAW / KEEP), name the colour held most, never
-# challenge a Wild Draw Four.
+# challenge a Wild Draw Four. Under the house rules (bot.toml's variants, RULES.md §21-§32):
+# stack or deflect a pending penalty with the first card offered, else accept; jump in
+# whenever asked; take the first choice offered for a seat (pass on an exchange) and give
+# the first card listed.
 
 # The index of the first legal action whose JSON text contains $2, in the legalActions of $1
 # (every action starts with {"kind": "ACTION_KIND_...}); 0 when none does.
@@ -61,8 +64,16 @@ while IFS= read -r line; do
       index=$(index_of "$request" "$(most_held_colour "$request")") ;;
     *DECISION_KIND_CHALLENGE_OR_ACCEPT*)
       index=$(index_of "$request" 'ACCEPT"') ;;
+    *DECISION_KIND_STACK_OR_ACCEPT*)
+      # a card first in the list passes the penalty on; otherwise accept (never challenge)
+      if [[ ${request#*\"legalActions\": [} == '{"kind": "ACTION_KIND_PLAY"'* ]]; then
+        index=0
+      else
+        index=$(index_of "$request" 'ACCEPT"')
+      fi ;;
     *)
-      index=0 ;;  # the first playable card, or DRAW / KEEP when nothing plays
+      index=0 ;;  # the first playable card, or DRAW / KEEP when nothing plays; jump in;
+                  # pass on an exchange (a 7's swap: the first seat); the first card to give
   esac
   printf '{"requestId": "%s", "actionIndex": %d}\n' "$id" "$index"
 done

@@ -10,6 +10,12 @@
 //   * hold wilds until nothing else plays; never bluff a Wild Draw Four;
 //   * name the colour held most;
 //   * challenge a Wild Draw Four only when its player holds a big hand (>= 6 cards).
+// Under the house rules it declares (kVariants, as in bot.toml; RULES.md §21-§32):
+//   * pass a pending penalty on when it can (a Reverse first, then a Draw Two, then a black
+//     card), else challenge or accept as above;
+//   * jump in whenever asked; swap hands with the seat holding the fewest cards; pass on
+//     exchanges, and when it must give a card, give its costliest coloured one;
+//   * play a +10 before a Wild.
 #include <array>
 #include <cstdint>
 #include <cstdlib>
@@ -31,6 +37,14 @@ namespace {
 constexpr const char* kBotName = "cpp-strategist";
 constexpr const char* kBotVersion = "1.0";
 constexpr uint32_t kChallengeHandSize = 6;
+// The house rules this bot handles, declared in hello (the same list as bot.toml).
+constexpr v1::Variant kVariants[] = {
+    v1::VARIANT_STACKING,       v1::VARIANT_STACK_TWO_ON_FOUR, v1::VARIANT_REVERSE_DEFLECTS,
+    v1::VARIANT_SEVEN_O,        v1::VARIANT_EXCHANGE_ON_FIVE,  v1::VARIANT_JUMP_IN,
+    v1::VARIANT_ZERO_SCORES_50, v1::VARIANT_COLOUR_CIRCLE,     v1::VARIANT_DRAW_TEN,
+    v1::VARIANT_UNTIL_THE_LAST, v1::VARIANT_UNO_IN_SEVEN,      v1::VARIANT_LAZY_SCORING,
+    v1::VARIANT_MISTAKE_PENALTY,
+};
 
 using Hand = google::protobuf::RepeatedPtrField<v1::Card>;
 
@@ -43,12 +57,14 @@ int Points(const v1::Card& card) {
     case v1::CARD_KIND_DRAW_TWO:
       return 20;
     default:
-      return 50;  // wilds
+      return 50;  // wilds and +10
   }
 }
 
+// A black card: Wild, Wild Draw Four or +10 (no colour of its own).
 bool IsWild(const v1::Card& card) {
-  return card.kind() == v1::CARD_KIND_WILD || card.kind() == v1::CARD_KIND_WILD_DRAW_FOUR;
+  return card.kind() == v1::CARD_KIND_WILD || card.kind() == v1::CARD_KIND_WILD_DRAW_FOUR ||
+         card.kind() == v1::CARD_KIND_DRAW_TEN;
 }
 
 // Colours are 1..4 on the wire (red, yellow, green, blue); index 0..3 here.
@@ -122,11 +138,46 @@ class Strategist {
         }
         return 0;
       }
-      case v1::DECISION_KIND_CHALLENGE_OR_ACCEPT: {
-        int players = obs.hand_sizes_size();
-        int offender = Mod(static_cast<int>(obs.seat()) - Step(obs.direction()), players);
-        bool big = obs.hand_sizes(offender) >= kChallengeHandSize;
-        return or_first(find_kind(big ? v1::ACTION_KIND_CHALLENGE : v1::ACTION_KIND_ACCEPT));
+      case v1::DECISION_KIND_CHALLENGE_OR_ACCEPT:
+        return ChallengeOrAccept(request);
+      case v1::DECISION_KIND_STACK_OR_ACCEPT: {
+        // §21/§22: a card passes the penalty on; a Reverse costs least to lose, a black card
+        // most.
+        auto cost = [](const v1::Card& card) {
+          return card.kind() == v1::CARD_KIND_REVERSE ? 0
+                 : card.kind() == v1::CARD_KIND_DRAW_TWO ? 1 : 2;
+        };
+        int best = -1;
+        for (int i = 0; i < legal.size(); ++i) {
+          if (legal[i].kind() == v1::ACTION_KIND_PLAY &&
+              (best < 0 || cost(legal[i].card()) < cost(legal[best].card()))) {
+            best = i;
+          }
+        }
+        return best >= 0 ? best : ChallengeOrAccept(request);
+      }
+      case v1::DECISION_KIND_JUMP_IN_OR_PASS:
+        return or_first(find_kind(v1::ACTION_KIND_PLAY));  // §25: shed a card, take the turn
+      case v1::DECISION_KIND_CHOOSE_SEAT: {
+        int pass = find_kind(v1::ACTION_KIND_PASS);  // §24: a blind swap gains nothing
+        if (pass >= 0) return pass;
+        int best = 0;  // §23: swap with the seat holding the fewest cards
+        for (int i = 1; i < legal.size(); ++i) {
+          if (obs.hand_sizes(static_cast<int>(legal[i].seat())) <
+              obs.hand_sizes(static_cast<int>(legal[best].seat()))) {
+            best = i;
+          }
+        }
+        return best;
+      }
+      case v1::DECISION_KIND_GIVE_CARD: {
+        // §24: give the costliest coloured card (black cards are worth keeping).
+        auto worth = [](const v1::Card& card) { return IsWild(card) ? -1 : Points(card); };
+        int best = 0;
+        for (int i = 1; i < legal.size(); ++i) {
+          if (worth(legal[i].card()) > worth(legal[best].card())) best = i;
+        }
+        return best;
       }
       case v1::DECISION_KIND_PLAY_DRAWN_OR_KEEP: {
         int play = find_kind(v1::ACTION_KIND_PLAY);
@@ -144,6 +195,22 @@ class Strategist {
   }
 
  private:
+  // §13: challenge only when the Wild Draw Four's player holds a big hand; else accept.
+  static int ChallengeOrAccept(const v1::DecisionRequest& request) {
+    const auto& legal = request.legal_actions();
+    const auto& obs = request.observation();
+    int players = obs.hand_sizes_size();
+    int offender = Mod(static_cast<int>(obs.seat()) - Step(obs.direction()), players);
+    bool big = obs.hand_sizes(offender) >= kChallengeHandSize;
+    int challenge = -1, accept = -1;
+    for (int i = 0; i < legal.size(); ++i) {
+      if (legal[i].kind() == v1::ACTION_KIND_CHALLENGE) challenge = i;
+      if (legal[i].kind() == v1::ACTION_KIND_ACCEPT) accept = i;
+    }
+    if (big && challenge >= 0) return challenge;
+    return accept >= 0 ? accept : 0;
+  }
+
   int PlayOrDraw(const v1::DecisionRequest& request) {
     const auto& legal = request.legal_actions();
     const auto& obs = request.observation();
@@ -154,7 +221,7 @@ class Strategist {
 
     std::vector<int> best;
     std::tuple<int, int, int> best_value{-1, -1, -1};
-    int draw_four = -1, wild = -1, draw = -1;
+    int draw_four = -1, draw_ten = -1, wild = -1, draw = -1;
     for (int i = 0; i < legal.size(); ++i) {
       const v1::Action& action = legal[i];
       if (action.kind() == v1::ACTION_KIND_DRAW) draw = i;
@@ -166,6 +233,10 @@ class Strategist {
       }
       if (card.kind() == v1::CARD_KIND_WILD) {
         if (wild < 0) wild = i;
+        continue;
+      }
+      if (card.kind() == v1::CARD_KIND_DRAW_TEN) {
+        if (draw_ten < 0) draw_ten = i;
         continue;
       }
       bool attack = threatened && (card.kind() == v1::CARD_KIND_SKIP ||
@@ -185,6 +256,7 @@ class Strategist {
       return best[pick(rng_)];
     }
     if (draw_four >= 0 && !HoldsColour(obs.hand(), obs.colour())) return draw_four;
+    if (draw_ten >= 0) return draw_ten;
     if (wild >= 0) return wild;
     return draw >= 0 ? draw : 0;
   }
@@ -212,6 +284,7 @@ int main() {
   hello.mutable_hello()->set_bot_name(kBotName);
   hello.mutable_hello()->set_bot_version(kBotVersion);
   hello.mutable_hello()->set_protocol_version(v1::PROTOCOL_VERSION_1);
+  for (v1::Variant variant : kVariants) hello.mutable_hello()->add_variants(variant);
   if (!stream->Write(hello)) {
     std::cerr << "could not send hello to " << address << "\n";
     return 1;

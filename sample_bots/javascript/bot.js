@@ -12,6 +12,12 @@
 //   * hold wilds until nothing else plays; never bluff a Wild Draw Four;
 //   * name the colour held most;
 //   * challenge a Wild Draw Four only when its player holds a big hand (>= 6 cards).
+// Under the house rules it declares (VARIANTS, as in bot.toml; RULES.md §21-§32):
+//   * pass a pending penalty on when it can (a Reverse first, then a Draw Two, then a black
+//     card), else challenge or accept as above;
+//   * jump in whenever asked; swap hands with the seat holding the fewest cards; pass on
+//     exchanges, and when it must give a card, give its costliest coloured one;
+//   * play a +10 before a Wild.
 'use strict';
 
 const path = require('path');
@@ -22,6 +28,13 @@ const BOT_NAME = 'javascript-strategist';
 const BOT_VERSION = '1.0';
 const CHALLENGE_HAND_SIZE = 6;
 const COLOURS = ['COLOUR_RED', 'COLOUR_YELLOW', 'COLOUR_GREEN', 'COLOUR_BLUE'];
+// The house rules this bot handles, declared in hello (the same list as bot.toml).
+const VARIANTS = [
+  'VARIANT_STACKING', 'VARIANT_STACK_TWO_ON_FOUR', 'VARIANT_REVERSE_DEFLECTS', 'VARIANT_SEVEN_O',
+  'VARIANT_EXCHANGE_ON_FIVE', 'VARIANT_JUMP_IN', 'VARIANT_ZERO_SCORES_50', 'VARIANT_COLOUR_CIRCLE',
+  'VARIANT_DRAW_TEN', 'VARIANT_UNTIL_THE_LAST', 'VARIANT_UNO_IN_SEVEN', 'VARIANT_LAZY_SCORING',
+  'VARIANT_MISTAKE_PENALTY',
+];
 
 // ---------------------------------------------------------------------------------------
 // Randomness: seeded from match_start.seed, so the bot is reproducible. (The strategy only
@@ -49,12 +62,14 @@ function points(card) {
     case 'CARD_KIND_SKIP':
     case 'CARD_KIND_REVERSE':
     case 'CARD_KIND_DRAW_TWO': return 20;
-    default: return 50; // wilds
+    default: return 50; // wilds and +10
   }
 }
 
+// A black card: Wild, Wild Draw Four or +10 (no colour of its own).
 function isWild(card) {
-  return card.kind === 'CARD_KIND_WILD' || card.kind === 'CARD_KIND_WILD_DRAW_FOUR';
+  return card.kind === 'CARD_KIND_WILD' || card.kind === 'CARD_KIND_WILD_DRAW_FOUR'
+    || card.kind === 'CARD_KIND_DRAW_TEN';
 }
 
 // The colour held most; ties go to more points, then to the first colour (red, yellow, ...).
@@ -101,13 +116,38 @@ function decide(request, rng) {
       const index = find((a) => a.kind === 'ACTION_KIND_CHOOSE_COLOUR' && a.colour === colour);
       return index >= 0 ? index : 0;
     }
-    case 'DECISION_KIND_CHALLENGE_OR_ACCEPT': {
-      const players = obs.handSizes.length;
-      const offender = mod(obs.seat - step(obs.direction), players);
-      const kind = obs.handSizes[offender] >= CHALLENGE_HAND_SIZE
-        ? 'ACTION_KIND_CHALLENGE' : 'ACTION_KIND_ACCEPT';
-      const index = byKind(kind);
-      return index >= 0 ? index : 0;
+    case 'DECISION_KIND_CHALLENGE_OR_ACCEPT':
+      return challengeOrAccept(request);
+    case 'DECISION_KIND_STACK_OR_ACCEPT': {
+      // §21/§22: a card passes the penalty on: a Reverse costs least to lose, a black card most
+      const rank = (card) => (card.kind === 'CARD_KIND_REVERSE' ? 0
+        : card.kind === 'CARD_KIND_DRAW_TWO' ? 1 : 2);
+      let best = -1;
+      legal.forEach((a, index) => {
+        if (a.kind === 'ACTION_KIND_PLAY' && (best < 0 || rank(a.card) < rank(legal[best].card))) {
+          best = index;
+        }
+      });
+      return best >= 0 ? best : challengeOrAccept(request);
+    }
+    case 'DECISION_KIND_JUMP_IN_OR_PASS': {
+      const play = byKind('ACTION_KIND_PLAY'); // §25: shed a card and take the turn
+      return play >= 0 ? play : 0;
+    }
+    case 'DECISION_KIND_CHOOSE_SEAT': {
+      const pass = byKind('ACTION_KIND_PASS'); // §24: a blind swap of one card gains nothing
+      if (pass >= 0) return pass;
+      let best = 0; // §23: swap with the seat holding the fewest cards
+      legal.forEach((a, index) => {
+        if (obs.handSizes[a.seat || 0] < obs.handSizes[legal[best].seat || 0]) best = index;
+      });
+      return best;
+    }
+    case 'DECISION_KIND_GIVE_CARD': {
+      let best = 0; // §24: give the costliest coloured card (black cards are worth keeping)
+      const worth = (card) => (isWild(card) ? -1 : points(card));
+      legal.forEach((a, index) => { if (worth(a.card) > worth(legal[best].card)) best = index; });
+      return best;
     }
     case 'DECISION_KIND_PLAY_DRAWN_OR_KEEP': {
       const play = byKind('ACTION_KIND_PLAY');
@@ -122,6 +162,18 @@ function decide(request, rng) {
     default:
       return playOrDraw(request, rng);
   }
+}
+
+// §13: challenge only when the Wild Draw Four's player holds a big hand; else accept.
+function challengeOrAccept(request) {
+  const legal = request.legalActions;
+  const obs = request.observation;
+  const players = obs.handSizes.length;
+  const offender = mod(obs.seat - step(obs.direction), players);
+  const challenge = legal.findIndex((a) => a.kind === 'ACTION_KIND_CHALLENGE');
+  if (challenge >= 0 && obs.handSizes[offender] >= CHALLENGE_HAND_SIZE) return challenge;
+  const accept = legal.findIndex((a) => a.kind === 'ACTION_KIND_ACCEPT');
+  return accept >= 0 ? accept : 0;
 }
 
 function holdsColour(hand, colour) {
@@ -164,6 +216,8 @@ function playOrDraw(request, rng) {
   }
   const drawFour = plays.find((i) => legal[i].card.kind === 'CARD_KIND_WILD_DRAW_FOUR');
   if (drawFour !== undefined && !holdsColour(hand, obs.colour)) return drawFour;
+  const drawTen = plays.find((i) => legal[i].card.kind === 'CARD_KIND_DRAW_TEN');
+  if (drawTen !== undefined) return drawTen;
   const wild = plays.find((i) => legal[i].card.kind === 'CARD_KIND_WILD');
   if (wild !== undefined) return wild;
   const draw = legal.findIndex((a) => a.kind === 'ACTION_KIND_DRAW');
@@ -236,11 +290,12 @@ function main() {
   call.write({
     hello: {
       token, botName: BOT_NAME, botVersion: BOT_VERSION, protocolVersion: 'PROTOCOL_VERSION_1',
+      variants: VARIANTS,
     },
   });
 }
 
-module.exports = { decide, makeRng, mostHeldColour, points };
+module.exports = { decide, makeRng, mostHeldColour, points, VARIANTS };
 
 if (require.main === module) {
   main();

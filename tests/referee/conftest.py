@@ -25,9 +25,11 @@ def sample(name: str) -> BotManifest:
     return load_manifest(SAMPLES / name)
 
 
-def misbehaving(mode: str) -> BotManifest:
+def misbehaving(mode: str, variants: bool = False) -> BotManifest:
+    """A misbehaving bot (``bots/misbehave.py``); with ``variants`` it declares them all."""
     return BotManifest(folder=BOTS, name=mode, version="0", language="python",
-                       run=(sys.executable, "misbehave.py", mode))
+                       run=(sys.executable, "misbehave.py", mode,
+                            *(["variants"] if variants else [])))
 
 
 class Tracker:

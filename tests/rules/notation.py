@@ -16,6 +16,11 @@ A position lists fields separated by ``|``::
 ``direction: cw`` / ``ccw``, ``dealer: N``, ``decision: play_or_draw`` (a DecisionKind
 name, or ``none``), ``turns: N`` (turns started, §18).
 
+With a variant on (§21-§32): ``out: 2 0`` (the seats already out, in order, §29) and
+``refills: 6 6 5`` (what each seat draws when it next empties its hand, §30); for checking
+also ``pending: N`` (the pending draw penalty, §21/§22) and ``partner: N`` (the other seat
+of an exchange under way, §24, as the seat to act sees it).
+
 Only for checking: ``over: no`` / ``yes`` / ``stalled`` (§18), ``winner: N`` (``-`` for
 none), ``points: N`` (what the winner scores, §16), ``sizes: 7 7 9`` (hand sizes),
 ``draw_size: N``, ``discard_size: N``.
@@ -41,7 +46,8 @@ from arena.rules import events as ev
 from arena.rules.actions import DecisionKind, action_name, parse_action
 from arena.rules.cards import NO_COLOUR, Card, Colour, card_name, full_deck, parse_cards
 from arena.rules.options import OFFICIAL, RuleOptions
-from arena.rules.state import Round, arrange_round
+from arena.rules.state import Match, Round, arrange_round
+from arena.rules.variants import VariantRound
 
 _COLOURS = {colour.name.lower(): int(colour) for colour in Colour} | {"none": NO_COLOUR}
 _DIRECTIONS = {"cw": 1, "ccw": -1}
@@ -96,7 +102,8 @@ def position(
 ) -> Round:
     """A round arranged in the written position (see the module docstring)."""
     fields = parse(text)
-    known = {"draw", "discard", "colour", "turn", "direction", "dealer", "decision", "turns"}
+    known = {"draw", "discard", "colour", "turn", "direction", "dealer", "decision", "turns",
+             "out", "refills"}
     unknown = sorted(k for k in fields if not k.isdigit() and k not in known)
     if unknown:
         raise ValueError(f"unknown field(s) {unknown} in {text!r}")
@@ -121,6 +128,8 @@ def position(
         scores=scores,
         events=events,
         turns=int(fields.get("turns", "1")),
+        out=[int(seat) for seat in fields.get("out", "").split()],
+        refills=[int(n) for n in fields["refills"].split()] if "refills" in fields else None,
     )
 
 
@@ -144,6 +153,14 @@ def describe(round_: Round) -> str:
         f"draw_size: {len(round_.draw_pile)}",
         f"discard_size: {len(round_.discard)}",
     ]
+    if isinstance(round_, VariantRound):
+        acting = round_.observation(round_.current) if round_.current >= 0 else None
+        parts += [
+            f"pending: {round_.penalty}",
+            f"out: {' '.join(map(str, round_.out))}".rstrip(),
+            f"refills: {' '.join(map(str, round_.refills))}".rstrip(),
+            f"partner: {acting.partner if acting else -1}",
+        ]
     return " | ".join(parts)
 
 
@@ -215,6 +232,36 @@ def line(event: ev.Event) -> str:
         case ev.MatchEnded(scores, places, rounds, limit):
             end = " (round limit)" if limit else ""
             return f"match over after {rounds} rounds, places {' '.join(map(str, places))}{end}"
+        case ev.PenaltyPending(seat, total):
+            return f"{seat} faces {total}"
+        case ev.PenaltyAccepted(seat, total):
+            return f"{seat} accepts {total}"
+        case ev.HandsSwapped(seat, other, mine, theirs, amount, other_amount):
+            got = f": {names(mine)} / {names(theirs)}" if mine or theirs else ""
+            return f"{seat} swaps hands with {other} ({amount} / {other_amount} cards){got}"
+        case ev.HandsPassed(seat, direction, hands, amounts):
+            shown = [names(h) if h else str(a) for h, a in zip(hands, amounts, strict=True)]
+            return f"{seat}'s 0 passes hands {'cw' if direction == 1 else 'ccw'}: " + (
+                " / ".join(shown))
+        case ev.SeatChosen(seat, other):
+            return f"{seat} exchanges with {other}"
+        case ev.ExchangePassed(seat):
+            return f"{seat} passes the exchange"
+        case ev.CardsExchanged(seat, other, given, taken):
+            shown = f": {names(given)} for {names(taken)}" if given else ""
+            return f"{seat} and {other} exchange a card{shown}"
+        case ev.JumpedIn(seat):
+            return f"{seat} jumps in"
+        case ev.ColourAdvanced(seat, colour):
+            return f"{seat}'s wild moves the colour to {colour_name(colour)}"
+        case ev.WentOut(seat, place):
+            return f"{seat} out, place {place}"
+        case ev.HandEmptied(seat, draws):
+            return f"{seat} empties its hand, draws {draws}"
+        case ev.RoundPlaces(number, places):
+            return f"round {number} places {' '.join(map(str, places))}"
+        case ev.RoundLoser(number, seat):
+            return f"round {number} lost by {seat}"
     raise TypeError(f"not an event: {event!r}")
 
 
@@ -304,3 +351,70 @@ class StackedRandom(random.Random):
             x[:] = self.decks.pop(0)
         else:
             super().shuffle(x)
+
+
+# -- match-level cases (scoring and standing under the variants, §26 §29 §31 §32) ---------
+
+
+def match_in(text: str, options: RuleOptions, scores: Sequence[int] = (),
+             won: Sequence[int] = (), lost: Sequence[int] = (), rounds_played: int = 0
+             ) -> Match:
+    """A match whose current round is arranged as ``text`` (scores and §31 tallies as
+    given), so that playing the round out runs the match's own scoring."""
+    seats = len(_hands(parse(text)))
+    match = Match(seats, random.Random(0), options)
+    for tally, given in ((match.scores, scores), (match.rounds_won, won),
+                         (match.rounds_lost, lost)):
+        if given:
+            tally[:] = given
+    match.rounds_played = rounds_played
+    match.events.clear()
+    match.round = position(text, options=options, scores=match.scores, events=match.events)
+    match.dealer = match.round.dealer
+    return match
+
+
+def describe_match(match: Match) -> str:
+    """The match-level facts in the position notation (``scores: 0 18 | over: no``...)."""
+    round_ = match.round
+    parts = [
+        f"scores: {' '.join(map(str, match.scores))}",
+        f"won: {' '.join(map(str, match.rounds_won))}",
+        f"lost: {' '.join(map(str, match.rounds_lost))}",
+        f"rounds: {match.rounds_played}",
+        f"over: {'yes' if match.is_over else 'no'}",
+        f"places: {' '.join(map(str, match.places))}".rstrip(),
+        f"dealer: {match.dealer}",
+        f"starter: {getattr(round_, 'starter', (round_.dealer + 1) % match.players)}",
+    ]
+    return " | ".join(parts)
+
+
+@dataclass(frozen=True)
+class MatchCase:
+    """A rule row at match level: a round position, the actions that finish it, and what
+    the match then holds (``after``, in :func:`describe_match`'s fields)."""
+
+    name: str
+    before: str
+    actions: Sequence[str]
+    after: str
+    options: RuleOptions
+    scores: Sequence[int] = ()
+    log: Sequence[str] | None = None
+    """The events the actions produce up to the end of the round (None: not checked)."""
+
+    def check(self) -> Match:
+        match = match_in(self.before, self.options, self.scores)
+        for action in self.actions:
+            match.apply(parse_action(action))
+        if self.log is not None:
+            produced = log(match.events)
+            end = next(i for i, e in enumerate(match.events) if isinstance(e, ev.RoundEnded))
+            produced = produced[:end + 1]
+            assert same_log(produced, self.log), f"log {produced} != {list(self.log)}"
+        actual = parse(describe_match(match))
+        wrong = [f"{key}: expected {want!r}, got {actual[key]!r}"
+                 for key, want in parse(self.after).items() if actual[key] != want]
+        assert not wrong, "; ".join(wrong) + f"\n  match: {describe_match(match)}"
+        return match

@@ -16,12 +16,17 @@ from arena.rules.state import Match
 
 
 def test_observation_holds_exactly_the_facts_of_section_19() -> None:
-    """A new field must be checked against §19 before this list grows."""
+    """A new field must be checked against §19 before this list grows. The last four are
+    the variants' public facts (§21-§32: which are on, the pending penalty of §21/§22, the
+    other seat of an exchange of §24, the refills of §30), at their defaults in official
+    play."""
     assert Observation._fields == (
         "seat", "hand", "decision", "current_seat", "top_card", "colour", "direction",
         "hand_sizes", "draw_pile_size", "discard_pile_size", "dealer", "scores",
-        "round_number", "turn",
+        "round_number", "turn", "variants", "pending_penalty", "partner", "refills",
     )
+    assert Observation._field_defaults == {
+        "variants": (), "pending_penalty": 0, "partner": -1, "refills": ()}
 
 
 BEFORE = ("0: R1 G2 W | 1: B3 Y+2 | 2: G7 G8 G9 Y1 | draw: B1 B2 R3 | discard: Y5 R5"

@@ -7,17 +7,20 @@
   const SYMBOLS = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "⊘", "⇄", "+2"];
   const WORDS = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "Skip", "Reverse", "Draw Two"];
   const players = data.players;
+  const deck = data.deck || 108; // 112 with the +10 cards of the draw_ten variant (§28)
 
   const colourOf = (card) => (card >= 52 ? 4 : Math.floor(card / 13));
   function cardWords(card) {
     if (card === 52) return "Wild";
     if (card === 53) return "Wild Draw Four";
+    if (card === 54) return "+10";
     return COLOURS[colourOf(card)] + " " + WORDS[card % 13];
   }
   function cardElement(card) {
     const chip = document.createElement("span");
     chip.className = "card card-" + COLOURS[colourOf(card)];
-    chip.textContent = card === 52 ? "W" : card === 53 ? "+4" : SYMBOLS[card % 13];
+    chip.textContent = card === 52 ? "W" : card === 53 ? "+4" : card === 54 ? "+10"
+      : SYMBOLS[card % 13];
     chip.title = cardWords(card);
     chip.setAttribute("aria-label", cardWords(card));
     return chip;
@@ -48,6 +51,20 @@
         case "Drew": state.hands[step.s].push(...step.cs); break;
         case "Reshuffled": state.discard = 1; break;
         case "ColourChosen": state.colour = step.k; break;
+        // The house rules (§21-§32): hands that move, and a colour that moves on its own.
+        case "HandsSwapped":
+          state.hands[step.s] = step.cs.slice(); state.hands[step.o] = step.ocs.slice(); break;
+        case "HandsPassed": state.hands = step.hs.map((hand) => hand.slice()); break;
+        case "CardsExchanged": {
+          const give = (seat, card) => {
+            const at = state.hands[seat].indexOf(card);
+            if (at >= 0) state.hands[seat].splice(at, 1);
+          };
+          give(step.s, step.cs[0]); give(step.o, step.ocs[0]);
+          state.hands[step.s].push(step.ocs[0]); state.hands[step.o].push(step.cs[0]);
+          break;
+        }
+        case "ColourAdvanced": state.colour = step.k; break;
         case "DirectionChanged": state.direction = step.d; break;
         default: break;
       }
@@ -58,7 +75,7 @@
                  // A reshuffle in the middle of a draw is logged before that draw's cards:
                  // its own count is the new pile's size.
                  draw: step.e === "Reshuffled" ? step.cs
-                   : state.top === null ? 108 - held : 108 - held - state.discard,
+                   : state.top === null ? deck - held : deck - held - state.discard,
                  actor: step.s === undefined ? -1 : step.s, text: step.t,
                  latency: step.l === undefined ? null : step.l });
     }

@@ -1,6 +1,7 @@
-"""A bot that plays uniformly at random among the legal actions."""
+"""A bot that plays uniformly at random among the legal actions (under any variant)."""
 
 from arena.bots.sdk import Turn, run
+from arena.rules.options import VARIANTS
 
 
 def decide(turn: Turn) -> int:
@@ -9,4 +10,4 @@ def decide(turn: Turn) -> int:
 
 
 if __name__ == "__main__":
-    run(decide, name="random", version="1.0")
+    run(decide, name="random", version="1.0", variants=VARIANTS)

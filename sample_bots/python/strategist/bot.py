@@ -5,6 +5,7 @@ It shows the other way to write a bot: hand ``run`` a policy class built with th
 
 from arena.bots.policies import StrategistPolicy
 from arena.bots.sdk import run
+from arena.rules.options import VARIANTS
 
 if __name__ == "__main__":
-    run(policy=StrategistPolicy, name="strategist", version="1.0")
+    run(policy=StrategistPolicy, name="strategist", version="1.0", variants=VARIANTS)

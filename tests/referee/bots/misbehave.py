@@ -1,6 +1,9 @@
-"""One script, many misbehaviours: ``python misbehave.py MODE``.
+"""One script, many misbehaviours: ``python misbehave.py MODE [variants]``.
 
-Every mode plays legally (first legal action) except for its one fault.
+Every mode plays legally (first legal action) except for its one fault. With ``variants``
+the bot declares every variant (RULES.md §21-§32) in its hello. ``bad-KIND`` answers every
+request of decision kind KIND (``bad-give_card``...) with an index out of range; ``legal``
+never misbehaves.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from rawbot import RawBot
 from arena.protocol import pb
 
 MODE = sys.argv[1]
+VARIANTS = len(sys.argv) > 2 and sys.argv[2] == "variants"
 
 
 def main() -> None:
@@ -36,7 +40,7 @@ def main() -> None:
         del stream
         return
     bot = RawBot(token="0" * 32 if MODE == "wrong-token" else None)
-    bot.hello()
+    bot.hello(every_variant=VARIANTS)
     if MODE == "flood":  # far ahead of the referee, before it has asked anything: 150 MB
         junk = pb.PlayRequest(hello=pb.Hello(token="x", bot_name="x" * 15_000))
         for _ in range(10_000):
@@ -56,6 +60,10 @@ def play(bot: RawBot) -> None:
             continue
         request_id = response.decision_request.request_id
         decisions += 1
+        if MODE.startswith("bad-") and response.decision_request.kind == pb.DecisionKind.Value(
+                f"DECISION_KIND_{MODE[4:].upper()}"):
+            bot.answer(request_id, index=999)
+            continue
         if decisions == 3:
             if MODE == "late":
                 time.sleep(0.8)

@@ -24,9 +24,11 @@ class RawBot:
     def send(self, message: pb.PlayRequest) -> None:
         self.outbox.put(message)
 
-    def hello(self) -> None:
+    def hello(self, every_variant: bool = False) -> None:
+        variants = list(range(1, len(pb.Variant.keys()))) if every_variant else []
         self.send(pb.PlayRequest(hello=pb.Hello(token=self.token, bot_name="raw",
-                                                bot_version="0", protocol_version=1)))
+                                                bot_version="0", protocol_version=1,
+                                                variants=variants)))
 
     def answer(self, request_id: int, index: int = 0) -> None:
         self.send(pb.PlayRequest(decision=pb.Decision(request_id=request_id,

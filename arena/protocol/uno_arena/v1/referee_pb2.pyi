@@ -29,6 +29,7 @@ class CardKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CARD_KIND_DRAW_TWO: _ClassVar[CardKind]
     CARD_KIND_WILD: _ClassVar[CardKind]
     CARD_KIND_WILD_DRAW_FOUR: _ClassVar[CardKind]
+    CARD_KIND_DRAW_TEN: _ClassVar[CardKind]
 
 class DecisionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -37,6 +38,10 @@ class DecisionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DECISION_KIND_PLAY_DRAWN_OR_KEEP: _ClassVar[DecisionKind]
     DECISION_KIND_CHOOSE_COLOUR: _ClassVar[DecisionKind]
     DECISION_KIND_CHALLENGE_OR_ACCEPT: _ClassVar[DecisionKind]
+    DECISION_KIND_CHOOSE_SEAT: _ClassVar[DecisionKind]
+    DECISION_KIND_GIVE_CARD: _ClassVar[DecisionKind]
+    DECISION_KIND_JUMP_IN_OR_PASS: _ClassVar[DecisionKind]
+    DECISION_KIND_STACK_OR_ACCEPT: _ClassVar[DecisionKind]
 
 class ActionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -47,6 +52,26 @@ class ActionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ACTION_KIND_CHOOSE_COLOUR: _ClassVar[ActionKind]
     ACTION_KIND_CHALLENGE: _ClassVar[ActionKind]
     ACTION_KIND_ACCEPT: _ClassVar[ActionKind]
+    ACTION_KIND_PASS: _ClassVar[ActionKind]
+    ACTION_KIND_CHOOSE_SEAT: _ClassVar[ActionKind]
+    ACTION_KIND_GIVE_CARD: _ClassVar[ActionKind]
+
+class Variant(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    VARIANT_UNSPECIFIED: _ClassVar[Variant]
+    VARIANT_STACKING: _ClassVar[Variant]
+    VARIANT_STACK_TWO_ON_FOUR: _ClassVar[Variant]
+    VARIANT_REVERSE_DEFLECTS: _ClassVar[Variant]
+    VARIANT_SEVEN_O: _ClassVar[Variant]
+    VARIANT_EXCHANGE_ON_FIVE: _ClassVar[Variant]
+    VARIANT_JUMP_IN: _ClassVar[Variant]
+    VARIANT_ZERO_SCORES_50: _ClassVar[Variant]
+    VARIANT_COLOUR_CIRCLE: _ClassVar[Variant]
+    VARIANT_DRAW_TEN: _ClassVar[Variant]
+    VARIANT_UNTIL_THE_LAST: _ClassVar[Variant]
+    VARIANT_UNO_IN_SEVEN: _ClassVar[Variant]
+    VARIANT_LAZY_SCORING: _ClassVar[Variant]
+    VARIANT_MISTAKE_PENALTY: _ClassVar[Variant]
 
 class Direction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -64,6 +89,10 @@ class DrawReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DRAW_REASON_CHALLENGE_INNOCENT: _ClassVar[DrawReason]
     DRAW_REASON_UNO_PENALTY: _ClassVar[DrawReason]
     DRAW_REASON_FIRST_CARD_DRAW_TWO: _ClassVar[DrawReason]
+    DRAW_REASON_PENALTY: _ClassVar[DrawReason]
+    DRAW_REASON_DRAW_TEN: _ClassVar[DrawReason]
+    DRAW_REASON_REFILL: _ClassVar[DrawReason]
+    DRAW_REASON_MISTAKE: _ClassVar[DrawReason]
 
 class FaultKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -75,6 +104,7 @@ class FaultKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_KIND_DISCONNECTED: _ClassVar[FaultKind]
     FAULT_KIND_NO_HELLO: _ClassVar[FaultKind]
     FAULT_KIND_STRIKE_LIMIT: _ClassVar[FaultKind]
+    FAULT_KIND_UNSUPPORTED_VARIANTS: _ClassVar[FaultKind]
     FAULT_KIND_FLOODED: _ClassVar[FaultKind]
 PROTOCOL_VERSION_UNSPECIFIED: ProtocolVersion
 PROTOCOL_VERSION_1: ProtocolVersion
@@ -90,11 +120,16 @@ CARD_KIND_REVERSE: CardKind
 CARD_KIND_DRAW_TWO: CardKind
 CARD_KIND_WILD: CardKind
 CARD_KIND_WILD_DRAW_FOUR: CardKind
+CARD_KIND_DRAW_TEN: CardKind
 DECISION_KIND_UNSPECIFIED: DecisionKind
 DECISION_KIND_PLAY_OR_DRAW: DecisionKind
 DECISION_KIND_PLAY_DRAWN_OR_KEEP: DecisionKind
 DECISION_KIND_CHOOSE_COLOUR: DecisionKind
 DECISION_KIND_CHALLENGE_OR_ACCEPT: DecisionKind
+DECISION_KIND_CHOOSE_SEAT: DecisionKind
+DECISION_KIND_GIVE_CARD: DecisionKind
+DECISION_KIND_JUMP_IN_OR_PASS: DecisionKind
+DECISION_KIND_STACK_OR_ACCEPT: DecisionKind
 ACTION_KIND_UNSPECIFIED: ActionKind
 ACTION_KIND_PLAY: ActionKind
 ACTION_KIND_DRAW: ActionKind
@@ -102,6 +137,23 @@ ACTION_KIND_KEEP: ActionKind
 ACTION_KIND_CHOOSE_COLOUR: ActionKind
 ACTION_KIND_CHALLENGE: ActionKind
 ACTION_KIND_ACCEPT: ActionKind
+ACTION_KIND_PASS: ActionKind
+ACTION_KIND_CHOOSE_SEAT: ActionKind
+ACTION_KIND_GIVE_CARD: ActionKind
+VARIANT_UNSPECIFIED: Variant
+VARIANT_STACKING: Variant
+VARIANT_STACK_TWO_ON_FOUR: Variant
+VARIANT_REVERSE_DEFLECTS: Variant
+VARIANT_SEVEN_O: Variant
+VARIANT_EXCHANGE_ON_FIVE: Variant
+VARIANT_JUMP_IN: Variant
+VARIANT_ZERO_SCORES_50: Variant
+VARIANT_COLOUR_CIRCLE: Variant
+VARIANT_DRAW_TEN: Variant
+VARIANT_UNTIL_THE_LAST: Variant
+VARIANT_UNO_IN_SEVEN: Variant
+VARIANT_LAZY_SCORING: Variant
+VARIANT_MISTAKE_PENALTY: Variant
 DIRECTION_UNSPECIFIED: Direction
 DIRECTION_CLOCKWISE: Direction
 DIRECTION_COUNTER_CLOCKWISE: Direction
@@ -113,6 +165,10 @@ DRAW_REASON_CHALLENGE_GUILTY: DrawReason
 DRAW_REASON_CHALLENGE_INNOCENT: DrawReason
 DRAW_REASON_UNO_PENALTY: DrawReason
 DRAW_REASON_FIRST_CARD_DRAW_TWO: DrawReason
+DRAW_REASON_PENALTY: DrawReason
+DRAW_REASON_DRAW_TEN: DrawReason
+DRAW_REASON_REFILL: DrawReason
+DRAW_REASON_MISTAKE: DrawReason
 FAULT_KIND_UNSPECIFIED: FaultKind
 FAULT_KIND_TIMEOUT: FaultKind
 FAULT_KIND_ILLEGAL_ACTION: FaultKind
@@ -121,6 +177,7 @@ FAULT_KIND_MALFORMED: FaultKind
 FAULT_KIND_DISCONNECTED: FaultKind
 FAULT_KIND_NO_HELLO: FaultKind
 FAULT_KIND_STRIKE_LIMIT: FaultKind
+FAULT_KIND_UNSUPPORTED_VARIANTS: FaultKind
 FAULT_KIND_FLOODED: FaultKind
 
 class Card(_message.Message):
@@ -134,28 +191,32 @@ class Card(_message.Message):
     def __init__(self, colour: _Optional[_Union[Colour, str]] = ..., kind: _Optional[_Union[CardKind, str]] = ..., number: _Optional[int] = ...) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ("kind", "card", "colour", "uno")
+    __slots__ = ("kind", "card", "colour", "uno", "seat")
     KIND_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     COLOUR_FIELD_NUMBER: _ClassVar[int]
     UNO_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
     kind: ActionKind
     card: Card
     colour: Colour
     uno: bool
-    def __init__(self, kind: _Optional[_Union[ActionKind, str]] = ..., card: _Optional[_Union[Card, _Mapping]] = ..., colour: _Optional[_Union[Colour, str]] = ..., uno: _Optional[bool] = ...) -> None: ...
+    seat: int
+    def __init__(self, kind: _Optional[_Union[ActionKind, str]] = ..., card: _Optional[_Union[Card, _Mapping]] = ..., colour: _Optional[_Union[Colour, str]] = ..., uno: _Optional[bool] = ..., seat: _Optional[int] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("token", "bot_name", "bot_version", "protocol_version")
+    __slots__ = ("token", "bot_name", "bot_version", "protocol_version", "variants")
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    VARIANTS_FIELD_NUMBER: _ClassVar[int]
     token: str
     bot_name: str
     bot_version: str
     protocol_version: ProtocolVersion
-    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[_Union[ProtocolVersion, str]] = ...) -> None: ...
+    variants: _containers.RepeatedScalarFieldContainer[Variant]
+    def __init__(self, token: _Optional[str] = ..., bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., protocol_version: _Optional[_Union[ProtocolVersion, str]] = ..., variants: _Optional[_Iterable[_Union[Variant, str]]] = ...) -> None: ...
 
 class Decision(_message.Message):
     __slots__ = ("request_id", "action_index", "action")
@@ -176,20 +237,48 @@ class PlayRequest(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., decision: _Optional[_Union[Decision, _Mapping]] = ...) -> None: ...
 
 class RuleOptions(_message.Message):
-    __slots__ = ("target_score", "alternative_scoring", "two_player_reverse_is_skip", "turn_limit", "round_limit", "hand_size")
+    __slots__ = ("target_score", "alternative_scoring", "two_player_reverse_is_skip", "turn_limit", "round_limit", "hand_size", "stacking", "stack_two_on_four", "reverse_deflects", "seven_o", "exchange_on_five", "jump_in", "zero_scores_50", "colour_circle", "draw_ten", "until_the_last", "uno_in_seven", "lazy_scoring", "rounds", "mistake_penalty")
     TARGET_SCORE_FIELD_NUMBER: _ClassVar[int]
     ALTERNATIVE_SCORING_FIELD_NUMBER: _ClassVar[int]
     TWO_PLAYER_REVERSE_IS_SKIP_FIELD_NUMBER: _ClassVar[int]
     TURN_LIMIT_FIELD_NUMBER: _ClassVar[int]
     ROUND_LIMIT_FIELD_NUMBER: _ClassVar[int]
     HAND_SIZE_FIELD_NUMBER: _ClassVar[int]
+    STACKING_FIELD_NUMBER: _ClassVar[int]
+    STACK_TWO_ON_FOUR_FIELD_NUMBER: _ClassVar[int]
+    REVERSE_DEFLECTS_FIELD_NUMBER: _ClassVar[int]
+    SEVEN_O_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_ON_FIVE_FIELD_NUMBER: _ClassVar[int]
+    JUMP_IN_FIELD_NUMBER: _ClassVar[int]
+    ZERO_SCORES_50_FIELD_NUMBER: _ClassVar[int]
+    COLOUR_CIRCLE_FIELD_NUMBER: _ClassVar[int]
+    DRAW_TEN_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_THE_LAST_FIELD_NUMBER: _ClassVar[int]
+    UNO_IN_SEVEN_FIELD_NUMBER: _ClassVar[int]
+    LAZY_SCORING_FIELD_NUMBER: _ClassVar[int]
+    ROUNDS_FIELD_NUMBER: _ClassVar[int]
+    MISTAKE_PENALTY_FIELD_NUMBER: _ClassVar[int]
     target_score: int
     alternative_scoring: bool
     two_player_reverse_is_skip: bool
     turn_limit: int
     round_limit: int
     hand_size: int
-    def __init__(self, target_score: _Optional[int] = ..., alternative_scoring: _Optional[bool] = ..., two_player_reverse_is_skip: _Optional[bool] = ..., turn_limit: _Optional[int] = ..., round_limit: _Optional[int] = ..., hand_size: _Optional[int] = ...) -> None: ...
+    stacking: bool
+    stack_two_on_four: bool
+    reverse_deflects: bool
+    seven_o: bool
+    exchange_on_five: bool
+    jump_in: bool
+    zero_scores_50: bool
+    colour_circle: bool
+    draw_ten: bool
+    until_the_last: bool
+    uno_in_seven: bool
+    lazy_scoring: bool
+    rounds: int
+    mistake_penalty: bool
+    def __init__(self, target_score: _Optional[int] = ..., alternative_scoring: _Optional[bool] = ..., two_player_reverse_is_skip: _Optional[bool] = ..., turn_limit: _Optional[int] = ..., round_limit: _Optional[int] = ..., hand_size: _Optional[int] = ..., stacking: _Optional[bool] = ..., stack_two_on_four: _Optional[bool] = ..., reverse_deflects: _Optional[bool] = ..., seven_o: _Optional[bool] = ..., exchange_on_five: _Optional[bool] = ..., jump_in: _Optional[bool] = ..., zero_scores_50: _Optional[bool] = ..., colour_circle: _Optional[bool] = ..., draw_ten: _Optional[bool] = ..., until_the_last: _Optional[bool] = ..., uno_in_seven: _Optional[bool] = ..., lazy_scoring: _Optional[bool] = ..., rounds: _Optional[int] = ..., mistake_penalty: _Optional[bool] = ...) -> None: ...
 
 class Limits(_message.Message):
     __slots__ = ("decision_deadline_ms", "time_bank_ms", "strike_limit")
@@ -230,7 +319,7 @@ class MatchStart(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., players: _Optional[_Iterable[_Union[Player, _Mapping]]] = ..., rules: _Optional[_Union[RuleOptions, _Mapping]] = ..., limits: _Optional[_Union[Limits, _Mapping]] = ..., seed: _Optional[int] = ..., protocol_version: _Optional[_Union[ProtocolVersion, str]] = ...) -> None: ...
 
 class Observation(_message.Message):
-    __slots__ = ("seat", "hand", "top_card", "colour", "direction", "hand_sizes", "draw_pile_size", "discard_pile_size", "dealer", "scores", "round_number", "turn")
+    __slots__ = ("seat", "hand", "top_card", "colour", "direction", "hand_sizes", "draw_pile_size", "discard_pile_size", "dealer", "scores", "round_number", "turn", "variants", "pending_penalty", "partner", "refills")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     HAND_FIELD_NUMBER: _ClassVar[int]
     TOP_CARD_FIELD_NUMBER: _ClassVar[int]
@@ -243,6 +332,10 @@ class Observation(_message.Message):
     SCORES_FIELD_NUMBER: _ClassVar[int]
     ROUND_NUMBER_FIELD_NUMBER: _ClassVar[int]
     TURN_FIELD_NUMBER: _ClassVar[int]
+    VARIANTS_FIELD_NUMBER: _ClassVar[int]
+    PENDING_PENALTY_FIELD_NUMBER: _ClassVar[int]
+    PARTNER_FIELD_NUMBER: _ClassVar[int]
+    REFILLS_FIELD_NUMBER: _ClassVar[int]
     seat: int
     hand: _containers.RepeatedCompositeFieldContainer[Card]
     top_card: Card
@@ -255,7 +348,11 @@ class Observation(_message.Message):
     scores: _containers.RepeatedScalarFieldContainer[int]
     round_number: int
     turn: int
-    def __init__(self, seat: _Optional[int] = ..., hand: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., top_card: _Optional[_Union[Card, _Mapping]] = ..., colour: _Optional[_Union[Colour, str]] = ..., direction: _Optional[_Union[Direction, str]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., draw_pile_size: _Optional[int] = ..., discard_pile_size: _Optional[int] = ..., dealer: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., round_number: _Optional[int] = ..., turn: _Optional[int] = ...) -> None: ...
+    variants: _containers.RepeatedScalarFieldContainer[Variant]
+    pending_penalty: int
+    partner: int
+    refills: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seat: _Optional[int] = ..., hand: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., top_card: _Optional[_Union[Card, _Mapping]] = ..., colour: _Optional[_Union[Colour, str]] = ..., direction: _Optional[_Union[Direction, str]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., draw_pile_size: _Optional[int] = ..., discard_pile_size: _Optional[int] = ..., dealer: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., round_number: _Optional[int] = ..., turn: _Optional[int] = ..., variants: _Optional[_Iterable[_Union[Variant, str]]] = ..., pending_penalty: _Optional[int] = ..., partner: _Optional[int] = ..., refills: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "kind", "observation", "legal_actions", "deadline_ms", "time_bank_ms")
@@ -300,21 +397,23 @@ class PlayResponse(_message.Message):
     def __init__(self, events: _Optional[_Iterable[_Union[Event, _Mapping]]] = ..., match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., decision_request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ...) -> None: ...
 
 class Fault(_message.Message):
-    __slots__ = ("seat", "kind", "reason", "strikes", "disqualified")
+    __slots__ = ("seat", "kind", "reason", "strikes", "disqualified", "penalised")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     STRIKES_FIELD_NUMBER: _ClassVar[int]
     DISQUALIFIED_FIELD_NUMBER: _ClassVar[int]
+    PENALISED_FIELD_NUMBER: _ClassVar[int]
     seat: int
     kind: FaultKind
     reason: str
     strikes: int
     disqualified: bool
-    def __init__(self, seat: _Optional[int] = ..., kind: _Optional[_Union[FaultKind, str]] = ..., reason: _Optional[str] = ..., strikes: _Optional[int] = ..., disqualified: _Optional[bool] = ...) -> None: ...
+    penalised: bool
+    def __init__(self, seat: _Optional[int] = ..., kind: _Optional[_Union[FaultKind, str]] = ..., reason: _Optional[str] = ..., strikes: _Optional[int] = ..., disqualified: _Optional[bool] = ..., penalised: _Optional[bool] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("dealer_draw", "dealer_chosen", "round_started", "dealt", "first_card_returned", "first_card_turned", "played", "uno_called", "uno_caught", "drew", "kept_drawn_card", "colour_chosen", "skipped", "direction_changed", "reshuffled", "wild_draw_four_accepted", "challenged", "challenge_verdict", "round_ended", "match_ended", "fault")
+    __slots__ = ("dealer_draw", "dealer_chosen", "round_started", "dealt", "first_card_returned", "first_card_turned", "played", "uno_called", "uno_caught", "drew", "kept_drawn_card", "colour_chosen", "skipped", "direction_changed", "reshuffled", "wild_draw_four_accepted", "challenged", "challenge_verdict", "round_ended", "match_ended", "fault", "penalty_pending", "penalty_accepted", "hands_swapped", "hands_passed", "seat_chosen", "exchange_passed", "cards_exchanged", "jumped_in", "colour_advanced", "went_out", "hand_emptied", "round_places", "round_loser")
     DEALER_DRAW_FIELD_NUMBER: _ClassVar[int]
     DEALER_CHOSEN_FIELD_NUMBER: _ClassVar[int]
     ROUND_STARTED_FIELD_NUMBER: _ClassVar[int]
@@ -336,6 +435,19 @@ class Event(_message.Message):
     ROUND_ENDED_FIELD_NUMBER: _ClassVar[int]
     MATCH_ENDED_FIELD_NUMBER: _ClassVar[int]
     FAULT_FIELD_NUMBER: _ClassVar[int]
+    PENALTY_PENDING_FIELD_NUMBER: _ClassVar[int]
+    PENALTY_ACCEPTED_FIELD_NUMBER: _ClassVar[int]
+    HANDS_SWAPPED_FIELD_NUMBER: _ClassVar[int]
+    HANDS_PASSED_FIELD_NUMBER: _ClassVar[int]
+    SEAT_CHOSEN_FIELD_NUMBER: _ClassVar[int]
+    EXCHANGE_PASSED_FIELD_NUMBER: _ClassVar[int]
+    CARDS_EXCHANGED_FIELD_NUMBER: _ClassVar[int]
+    JUMPED_IN_FIELD_NUMBER: _ClassVar[int]
+    COLOUR_ADVANCED_FIELD_NUMBER: _ClassVar[int]
+    WENT_OUT_FIELD_NUMBER: _ClassVar[int]
+    HAND_EMPTIED_FIELD_NUMBER: _ClassVar[int]
+    ROUND_PLACES_FIELD_NUMBER: _ClassVar[int]
+    ROUND_LOSER_FIELD_NUMBER: _ClassVar[int]
     dealer_draw: DealerDraw
     dealer_chosen: DealerChosen
     round_started: RoundStarted
@@ -357,7 +469,20 @@ class Event(_message.Message):
     round_ended: RoundEnded
     match_ended: MatchEnded
     fault: Fault
-    def __init__(self, dealer_draw: _Optional[_Union[DealerDraw, _Mapping]] = ..., dealer_chosen: _Optional[_Union[DealerChosen, _Mapping]] = ..., round_started: _Optional[_Union[RoundStarted, _Mapping]] = ..., dealt: _Optional[_Union[Dealt, _Mapping]] = ..., first_card_returned: _Optional[_Union[FirstCardReturned, _Mapping]] = ..., first_card_turned: _Optional[_Union[FirstCardTurned, _Mapping]] = ..., played: _Optional[_Union[Played, _Mapping]] = ..., uno_called: _Optional[_Union[UnoCalled, _Mapping]] = ..., uno_caught: _Optional[_Union[UnoCaught, _Mapping]] = ..., drew: _Optional[_Union[Drew, _Mapping]] = ..., kept_drawn_card: _Optional[_Union[KeptDrawnCard, _Mapping]] = ..., colour_chosen: _Optional[_Union[ColourChosen, _Mapping]] = ..., skipped: _Optional[_Union[Skipped, _Mapping]] = ..., direction_changed: _Optional[_Union[DirectionChanged, _Mapping]] = ..., reshuffled: _Optional[_Union[Reshuffled, _Mapping]] = ..., wild_draw_four_accepted: _Optional[_Union[WildDrawFourAccepted, _Mapping]] = ..., challenged: _Optional[_Union[Challenged, _Mapping]] = ..., challenge_verdict: _Optional[_Union[ChallengeVerdict, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., fault: _Optional[_Union[Fault, _Mapping]] = ...) -> None: ...
+    penalty_pending: PenaltyPending
+    penalty_accepted: PenaltyAccepted
+    hands_swapped: HandsSwapped
+    hands_passed: HandsPassed
+    seat_chosen: SeatChosen
+    exchange_passed: ExchangePassed
+    cards_exchanged: CardsExchanged
+    jumped_in: JumpedIn
+    colour_advanced: ColourAdvanced
+    went_out: WentOut
+    hand_emptied: HandEmptied
+    round_places: RoundPlaces
+    round_loser: RoundLoser
+    def __init__(self, dealer_draw: _Optional[_Union[DealerDraw, _Mapping]] = ..., dealer_chosen: _Optional[_Union[DealerChosen, _Mapping]] = ..., round_started: _Optional[_Union[RoundStarted, _Mapping]] = ..., dealt: _Optional[_Union[Dealt, _Mapping]] = ..., first_card_returned: _Optional[_Union[FirstCardReturned, _Mapping]] = ..., first_card_turned: _Optional[_Union[FirstCardTurned, _Mapping]] = ..., played: _Optional[_Union[Played, _Mapping]] = ..., uno_called: _Optional[_Union[UnoCalled, _Mapping]] = ..., uno_caught: _Optional[_Union[UnoCaught, _Mapping]] = ..., drew: _Optional[_Union[Drew, _Mapping]] = ..., kept_drawn_card: _Optional[_Union[KeptDrawnCard, _Mapping]] = ..., colour_chosen: _Optional[_Union[ColourChosen, _Mapping]] = ..., skipped: _Optional[_Union[Skipped, _Mapping]] = ..., direction_changed: _Optional[_Union[DirectionChanged, _Mapping]] = ..., reshuffled: _Optional[_Union[Reshuffled, _Mapping]] = ..., wild_draw_four_accepted: _Optional[_Union[WildDrawFourAccepted, _Mapping]] = ..., challenged: _Optional[_Union[Challenged, _Mapping]] = ..., challenge_verdict: _Optional[_Union[ChallengeVerdict, _Mapping]] = ..., round_ended: _Optional[_Union[RoundEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., fault: _Optional[_Union[Fault, _Mapping]] = ..., penalty_pending: _Optional[_Union[PenaltyPending, _Mapping]] = ..., penalty_accepted: _Optional[_Union[PenaltyAccepted, _Mapping]] = ..., hands_swapped: _Optional[_Union[HandsSwapped, _Mapping]] = ..., hands_passed: _Optional[_Union[HandsPassed, _Mapping]] = ..., seat_chosen: _Optional[_Union[SeatChosen, _Mapping]] = ..., exchange_passed: _Optional[_Union[ExchangePassed, _Mapping]] = ..., cards_exchanged: _Optional[_Union[CardsExchanged, _Mapping]] = ..., jumped_in: _Optional[_Union[JumpedIn, _Mapping]] = ..., colour_advanced: _Optional[_Union[ColourAdvanced, _Mapping]] = ..., went_out: _Optional[_Union[WentOut, _Mapping]] = ..., hand_emptied: _Optional[_Union[HandEmptied, _Mapping]] = ..., round_places: _Optional[_Union[RoundPlaces, _Mapping]] = ..., round_loser: _Optional[_Union[RoundLoser, _Mapping]] = ...) -> None: ...
 
 class DealerDraw(_message.Message):
     __slots__ = ("seat", "card")
@@ -528,3 +653,119 @@ class MatchEnded(_message.Message):
     rounds: int
     round_limit_reached: bool
     def __init__(self, scores: _Optional[_Iterable[int]] = ..., places: _Optional[_Iterable[int]] = ..., rounds: _Optional[int] = ..., round_limit_reached: _Optional[bool] = ...) -> None: ...
+
+class PenaltyPending(_message.Message):
+    __slots__ = ("seat", "total")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    total: int
+    def __init__(self, seat: _Optional[int] = ..., total: _Optional[int] = ...) -> None: ...
+
+class PenaltyAccepted(_message.Message):
+    __slots__ = ("seat", "total")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    total: int
+    def __init__(self, seat: _Optional[int] = ..., total: _Optional[int] = ...) -> None: ...
+
+class HandsSwapped(_message.Message):
+    __slots__ = ("seat", "other", "cards", "other_cards", "amount", "other_amount")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    OTHER_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    OTHER_CARDS_FIELD_NUMBER: _ClassVar[int]
+    AMOUNT_FIELD_NUMBER: _ClassVar[int]
+    OTHER_AMOUNT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    other: int
+    cards: _containers.RepeatedCompositeFieldContainer[Card]
+    other_cards: _containers.RepeatedCompositeFieldContainer[Card]
+    amount: int
+    other_amount: int
+    def __init__(self, seat: _Optional[int] = ..., other: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., other_cards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., amount: _Optional[int] = ..., other_amount: _Optional[int] = ...) -> None: ...
+
+class HandsPassed(_message.Message):
+    __slots__ = ("seat", "direction", "hands", "amounts")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    DIRECTION_FIELD_NUMBER: _ClassVar[int]
+    HANDS_FIELD_NUMBER: _ClassVar[int]
+    AMOUNTS_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    direction: Direction
+    hands: _containers.RepeatedCompositeFieldContainer[Hand]
+    amounts: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, seat: _Optional[int] = ..., direction: _Optional[_Union[Direction, str]] = ..., hands: _Optional[_Iterable[_Union[Hand, _Mapping]]] = ..., amounts: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class SeatChosen(_message.Message):
+    __slots__ = ("seat", "other")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    OTHER_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    other: int
+    def __init__(self, seat: _Optional[int] = ..., other: _Optional[int] = ...) -> None: ...
+
+class ExchangePassed(_message.Message):
+    __slots__ = ("seat",)
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    def __init__(self, seat: _Optional[int] = ...) -> None: ...
+
+class CardsExchanged(_message.Message):
+    __slots__ = ("seat", "other", "cards", "other_cards")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    OTHER_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    OTHER_CARDS_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    other: int
+    cards: _containers.RepeatedCompositeFieldContainer[Card]
+    other_cards: _containers.RepeatedCompositeFieldContainer[Card]
+    def __init__(self, seat: _Optional[int] = ..., other: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., other_cards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ...) -> None: ...
+
+class JumpedIn(_message.Message):
+    __slots__ = ("seat",)
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    def __init__(self, seat: _Optional[int] = ...) -> None: ...
+
+class ColourAdvanced(_message.Message):
+    __slots__ = ("seat", "colour")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    COLOUR_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    colour: Colour
+    def __init__(self, seat: _Optional[int] = ..., colour: _Optional[_Union[Colour, str]] = ...) -> None: ...
+
+class WentOut(_message.Message):
+    __slots__ = ("seat", "place")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    PLACE_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    place: int
+    def __init__(self, seat: _Optional[int] = ..., place: _Optional[int] = ...) -> None: ...
+
+class HandEmptied(_message.Message):
+    __slots__ = ("seat", "draws")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    DRAWS_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    draws: int
+    def __init__(self, seat: _Optional[int] = ..., draws: _Optional[int] = ...) -> None: ...
+
+class RoundPlaces(_message.Message):
+    __slots__ = ("round", "places")
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    PLACES_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    places: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, round: _Optional[int] = ..., places: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class RoundLoser(_message.Message):
+    __slots__ = ("round", "seat")
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    seat: int
+    def __init__(self, round: _Optional[int] = ..., seat: _Optional[int] = ...) -> None: ...
