@@ -187,3 +187,10 @@ def test_builds_are_offline_alike_in_check_play_and_season() -> None:
     assert SandboxSettings().build_network is False
     assert SandboxLimits().build_network is False
     assert limits_from(SandboxSettings()).build_network is False
+
+
+def test_a_folder_that_cannot_be_written_is_one_line() -> None:
+    result, _ = arena("new", "/proc/arena-kit-test", "--lang", "python")
+    assert result.returncode == 2
+    assert result.stderr == ("arena new: cannot write /proc/arena-kit-test: No such file or "
+                             "directory (nothing was written)\n")

@@ -84,8 +84,8 @@ def _new(args: argparse.Namespace) -> int:
     # Everything happens in a fresh folder beside the target, renamed into place at the
     # end: a failure (or Ctrl-C) leaves nothing half-written.
     staging = target.resolve().parent / f".{target.resolve().name}.arena-new-{secrets.token_hex(4)}"
-    staging.mkdir(mode=0o755)
     try:
+        staging.mkdir(mode=0o755)
         kits.write(kit, staging, name)
         manifest = load_manifest(staging)
         if manifest.vendor and not args.no_vendor:
@@ -98,6 +98,9 @@ def _new(args: argparse.Namespace) -> int:
         if target.exists():
             target.rmdir()
         staging.rename(target)
+    except OSError as error:
+        return _fail("new", f"cannot write {target}: {error.strerror or error} (nothing was "
+                            "written)")
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     print(f"wrote {target}/: a {kit.language} bot named {name} ({kit.summary})")
