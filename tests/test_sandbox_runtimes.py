@@ -264,3 +264,15 @@ def test_a_refused_runtime_stops_the_launcher_and_arena_check(folder: Path,
     assert result.stderr.strip().startswith(
         f"arena check: {folder / 'bot.toml'}: field 'runtimes': /root is refused: /root holds "
         "root's home")
+
+
+def test_only_configuration_folders_of_etc_follow_a_toolchain(tmp_path: Path) -> None:
+    home = tmp_path / "jdk"
+    (home / "conf" / "security").mkdir(parents=True)
+    (home / "conf" / "security" / "java.security").symlink_to(
+        "/etc/java-17-openjdk/security/java.security")
+    (home / "lib").mkdir()
+    (home / "lib" / "cacerts").symlink_to("/etc/ssl/certs/java/cacerts")  # a secret folder
+    (home / "lib" / "users").symlink_to("/etc/passwd")  # a file, not a folder
+    (home / "lib" / "relative").symlink_to("../conf")  # inside the home
+    assert runtimes._etc_targets(home) == [Path("/etc/java-17-openjdk")]

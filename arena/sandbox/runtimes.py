@@ -101,7 +101,8 @@ def _etc_targets(home: Path, depth: int = 3) -> list[Path]:
             if path.is_symlink():
                 target = Path(os.path.normpath(path.parent / os.readlink(path)))
                 parts = target.parts
-                if len(parts) > 2 and parts[1] == "etc" and parts[2] not in SECRET_ETC:
+                if (len(parts) > 2 and parts[1] == "etc" and parts[2] not in SECRET_ETC
+                        and Path("/etc", parts[2]).is_dir()):  # never a file like passwd
                     found.add(Path("/etc", parts[2]))
     return sorted(found)
 
