@@ -121,9 +121,11 @@ def test_manifests() -> None:
 @pytest.mark.parametrize("language", ["javascript", "cpp", "bash"])
 def test_sample_bot_passes_arena_check(bots: dict[str, BotManifest], language: str,
                                        tmp_path: Path) -> None:
+    # Its build step is `npm ci`, which needs the registry (builds are offline by default).
+    network = ["--build-network"] if language == "javascript" else []
     result = subprocess.run(
         [sys.executable, "-m", "arena.cli", "check", str(bots[language].folder),
-         "--logs", str(tmp_path)],
+         "--logs", str(tmp_path), *network],
         capture_output=True, text=True, timeout=300, check=False, cwd=ROOT)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output

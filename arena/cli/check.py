@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from arena.cli.common import add_sandbox_options, build_bots, load_bots, sandbox_limits
 from arena.referee import check
 from arena.referee.match import MatchOutcome, Seat, run_match
-from arena.sandbox import SandboxError, make_launcher
+from arena.sandbox import BotManifest, SandboxError, make_launcher, sandbox_record
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -39,35 +41,75 @@ def _check(args: argparse.Namespace) -> int:
         print(f"arena check: {error}", file=sys.stderr)
         return 2
 
-    def launcher(index: int) -> Seat:
-        return make_launcher(args.sandbox, bot, bot_limits, logs,
-                             f"check-{index + 1}-{bot.name}")
+    watched: list[check.WatchedSeat] = []
 
-    outcomes = []
-    for spec, seats, bot_seat in check.plan(launcher, args.matches):
-        outcomes.append((asyncio.run(run_match(spec, seats)), bot_seat))
-    index = len(outcomes)
+    def launcher(index: int) -> Seat:
+        watched.append(check.WatchedSeat(make_launcher(
+            args.sandbox, bot, bot_limits, logs, f"check-{index + 1}-{bot.name}")))
+        return watched[-1]
+
+    played = []
+    for (spec, seats, bot_seat), seat in zip(check.plan(launcher, args.matches, logs),
+                                             watched, strict=True):
+        spec = dataclasses.replace(spec, sandbox=sandbox_record([seat]))
+        played.append((asyncio.run(run_match(spec, seats)), bot_seat, seat))
+    index = len(played)
     for group, options in check.variant_groups(bot.variants):
         console.print(f"variants: {', '.join(options.variants)}")
         needed = check.variant_kinds(options.variants)
-        played: list[tuple[MatchOutcome, int]] = []
+        in_group: list[tuple[MatchOutcome, int, check.WatchedSeat]] = []
         for attempt in range(check.VARIANT_ATTEMPTS):
-            spec, seats, bot_seat = check.variant_match(group, options, attempt, launcher, index)
-            played.append((asyncio.run(run_match(spec, seats)), bot_seat))
+            spec, seats, bot_seat = check.variant_match(group, options, attempt, launcher,
+                                                        index, logs)
+            spec = dataclasses.replace(spec, sandbox=sandbox_record([watched[-1]]))
+            in_group.append((asyncio.run(run_match(spec, seats)), bot_seat, watched[-1]))
             index += 1
-            asked = check.asked_kinds(played)
-            if all(asked.get(kind.name) for kind in needed) or not played[-1][0].seats[
+            asked = check.asked_kinds([(outcome, seat) for outcome, seat, _ in in_group])
+            if all(asked.get(kind.name) for kind in needed) or not in_group[-1][0].seats[
                     bot_seat].connected:
                 break
-        outcomes += played
-    items = check.verdict(outcomes, logs, bot.variants)
+        played += in_group
+    return 0 if _print_verdict(console, bot, played, logs) else 1
+
+
+def _print_verdict(console: Console, bot: BotManifest,
+                   played: list[tuple[MatchOutcome, int, check.WatchedSeat]],
+                   logs: Path) -> bool:
+    """The verdict line by line, how a crash ended, the warnings, and where the logs are;
+    whether every check passed."""
+    items = check.verdict([(outcome, seat) for outcome, seat, _ in played], logs, bot.variants)
     for item in items:
         mark = "[green]PASS[/green]" if item.passed else "[red]FAIL[/red]"
-        console.print(f"{mark} {item.name}: {item.detail}")
-    passed = all(item.passed for item in items)
-    console.print("[bold green]all checks passed[/bold green]" if passed else
-                  f"[bold red]{sum(not i.passed for i in items)} check(s) failed[/bold red]")
-    return 0 if passed else 1
+        console.print(f"{mark} {item.name}: {escape(item.detail)}", soft_wrap=True)
+    for crash in check.crashes(played):
+        where = f" ({crash.stderr_path})" if crash.stderr_path else ""
+        console.print(f"[red]CRASH[/red] in {crash.match_id}: {escape(crash.how)}; the last "
+                      f"lines of its stderr{escape(where)}:", soft_wrap=True)
+        for line in crash.stderr or ("(nothing)",):
+            console.print(f"  | {escape(line)}", highlight=False, soft_wrap=True)
+        if crash.log_path:
+            console.print(f"  the match log: {escape(str(crash.log_path))}", soft_wrap=True)
+    logged = [(outcome.log_path, seat) for outcome, seat, _ in played
+              if outcome.log_path is not None and outcome.log_path.exists()]
+    timeouts = sum(f.kind.name == "TIMEOUT" for outcome, seat, _ in played
+                   for f in outcome.seats[seat].faults)
+    warned = check.warnings(check.habits(logged), bot.protocol == "stdio-json", timeouts)
+    for warning in warned:
+        console.print(f"[yellow]WARN[/yellow] {escape(warning)}", soft_wrap=True)
+    if logged:  # one path a line, never wrapped: they are for copying
+        console.print("match logs (arena replay LOG shows one turn by turn):")
+        for path, _ in logged:
+            console.print(f"  {escape(str(path))}", soft_wrap=True, highlight=False)
+        console.print("the bot's stderr:")
+        for _, _, seat in played:
+            if seat.stderr_path is not None:
+                console.print(f"  {escape(str(seat.stderr_path))}", soft_wrap=True,
+                              highlight=False)
+    failed = sum(not i.passed for i in items)
+    also = f" ({len(warned)} warning{'s' if len(warned) != 1 else ''})" if warned else ""
+    console.print(f"[bold green]all checks passed[/bold green]{also}" if not failed else
+                  f"[bold red]{failed} check(s) failed[/bold red]{also}")
+    return not failed
 
 
 def register(commands: Any) -> None:

@@ -42,7 +42,7 @@ def sandbox_limits(args: argparse.Namespace, command: str) -> SandboxLimits | No
     try:
         return SandboxLimits(memory_mib=args.memory, processes=args.processes,
                              cpu_seconds=args.cpu_seconds,
-                             build_network=not args.offline_build)
+                             build_network=args.build_network)
     except ValueError as error:
         print(f"arena {command}: {error}", file=sys.stderr)
         return None
@@ -85,8 +85,13 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
                         help=f"CPU seconds per bot process (default {defaults.cpu_seconds})")
     parser.add_argument("--no-build", action="store_true",
                         help="run bot folders as they are, skipping their build steps")
-    parser.add_argument("--offline-build", action="store_true",
-                        help="no network during build steps (npm ci needs the registry)")
+    network = parser.add_mutually_exclusive_group()
+    network.add_argument("--build-network", action="store_true",
+                         help="let build steps reach the network (off by default, as in a "
+                              "season: fetch dependencies into the bot folder, arena vendor)")
+    network.add_argument("--offline-build", action="store_false", dest="build_network",
+                         default=False,
+                         help="no network during build steps (the default)")
 
 
 

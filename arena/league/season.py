@@ -54,8 +54,10 @@ class SandboxSettings:
     memory_mb: int = 768
     processes: int = 64
     cpu_seconds: int = 600
-    build_network: bool = True
-    """Build steps may reach package registries (npm ci); bots never have a network."""
+    build_network: bool = False
+    """Build steps may reach package registries (npm ci); bots never have a network. Off by
+    default, as in ``arena check`` and ``arena play``: a bot fetches its dependencies into its
+    folder beforehand (``arena vendor``), so the season builds it offline."""
     build_seconds: int = 600
 
     def to_dict(self) -> dict[str, Any]:

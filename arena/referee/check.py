@@ -10,19 +10,39 @@ matches under them, grouped so that each group provokes its decision kinds: the 
 also plays its draw cards, 5s and 7s first, stacks on every penalty it can and exchanges
 with the bot after every 5. A group is replayed with new seeds (up to
 ``VARIANT_ATTEMPTS`` matches) until the bot has been asked each of its decision kinds.
+
+Besides the verdict, the check reads its own match logs (kept) for habits worth a warning
+(never calling UNO, never challenging, answering close to the deadline), and says how a bot
+that crashed ended: its exit code or signal and the last lines of its stderr.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
+import signal
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena.bots.policies import GreedyPolicy
 from arena.bots.runner import deck_seed
+from arena.referee.launch import BotProcess, SeatLauncher
+from arena.referee.log import read_log
 from arena.referee.match import InProcessSeat, Limits, MatchOutcome, MatchSpec, Seat
-from arena.rules.actions import CHOOSE_SEAT, DRAW, PASS, UNO_CALL, Action, DecisionKind
+from arena.rules.actions import (
+    ACCEPT,
+    CHALLENGE,
+    CHOOSE_SEAT,
+    DRAW,
+    PASS,
+    UNO_CALL,
+    Action,
+    DecisionKind,
+)
 from arena.rules.cards import CARD_RANK, DRAW_TEN, DRAW_TWO_RANK, WILD_DRAW_FOUR
 from arena.rules.observation import Observation
 from arena.rules.options import OFFICIAL, RuleOptions
@@ -85,9 +105,10 @@ class CheckItem:
     detail: str
 
 
-def plan(bot_seat_launcher: Callable[[int], Seat], matches: int = 2
-         ) -> list[tuple[MatchSpec, list[Seat], int]]:
-    """The check's matches: the bot in seat 0 then 1, against the provoker."""
+def plan(bot_seat_launcher: Callable[[int], Seat], matches: int = 2,
+         log_dir: Path | None = None) -> list[tuple[MatchSpec, list[Seat], int]]:
+    """The check's matches: the bot in seat 0 then 1, against the provoker; each match's
+    log goes to ``log_dir/check-N.jsonl.gz`` (kept, for ``arena replay`` and the warnings)."""
     planned = []
     for index in range(matches):
         bot_seat = index % 2
@@ -95,9 +116,72 @@ def plan(bot_seat_launcher: Callable[[int], Seat], matches: int = 2
         seats: list[Seat] = [None, None]
         seats[bot_seat] = bot_seat_launcher(index)
         seats[1 - bot_seat] = InProcessSeat(ProvokerPolicy(seed), "provoker")
-        spec = MatchSpec(f"check-{index + 1}", seed, 2, OFFICIAL, Limits(), None)
+        match_id = f"check-{index + 1}"
+        log = log_dir / f"{match_id}.jsonl.gz" if log_dir is not None else None
+        spec = MatchSpec(match_id, seed, 2, OFFICIAL, Limits(), log)
         planned.append((spec, seats, bot_seat))
     return planned
+
+
+EXIT_GRACE = 1.0
+"""Seconds a bot still running at the end of a check match has to exit by itself."""
+
+
+class WatchedSeat:
+    """A seat launcher that remembers the bot process it started and how that process
+    ended before the referee's kill at the end of the match (its exit code, if it had
+    exited by itself). ``describe()`` is the wrapped launcher's."""
+
+    def __init__(self, launcher: SeatLauncher) -> None:
+        self.launcher = launcher
+        self.process: BotProcess | None = None
+        self.exit_code: int | None = None
+        """The bot's own exit code or -signal; None while it ran (or never started)."""
+        self.exit_note = ""
+
+    def __call__(self, env: dict[str, str], socket_dir: Path) -> _WatchedProcess:
+        self.process = self.launcher(env, socket_dir)
+        return _WatchedProcess(self.process, self)
+
+    def describe(self) -> dict[str, Any]:
+        method = getattr(self.launcher, "describe", None)
+        return dict(method()) if callable(method) else {}
+
+    @property
+    def stderr_path(self) -> Path | None:
+        return getattr(self.process, "stderr_path", None)
+
+
+class _WatchedProcess:
+    def __init__(self, process: BotProcess, seat: WatchedSeat) -> None:
+        self._process = process
+        self._seat = seat
+        self._killed = False
+
+    def poll(self) -> int | None:
+        return self._process.poll()
+
+    def exit_note(self) -> str:
+        note = getattr(self._process, "exit_note", None)
+        return str(note()) if callable(note) else ""
+
+    def kill(self) -> None:
+        # A bot that dies (an exception, a signal) may still be shutting down when the match
+        # ends: give it a moment to exit by itself, so that its own exit status is known.
+        if self._killed:
+            return
+        self._killed = True
+        deadline = time.monotonic() + EXIT_GRACE
+        while self._seat.exit_code is None:
+            self._seat.exit_code = self._process.poll()
+            if self._seat.exit_code is not None or time.monotonic() > deadline:
+                break
+            time.sleep(0.02)
+        self._seat.exit_note = self.exit_note()
+        self._process.kill()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._process, name)
 
 
 # -- the variants ---------------------------------------------------------------------
@@ -153,16 +237,17 @@ def variant_groups(declared: Sequence[str]) -> list[tuple[VariantGroup, RuleOpti
 
 
 def variant_match(group: VariantGroup, options: RuleOptions, attempt: int,
-                  bot_seat_launcher: Callable[[int], Seat], index: int
-                  ) -> tuple[MatchSpec, list[Seat], int]:
+                  bot_seat_launcher: Callable[[int], Seat], index: int,
+                  log_dir: Path | None = None) -> tuple[MatchSpec, list[Seat], int]:
     """One match of a variant group: the bot in turn at each seat, provokers elsewhere."""
     seed = 1_000 + 97 * index + attempt
     bot_seat = attempt % group.players
     seats: list[Seat] = [InProcessSeat(ProvokerPolicy(seed + seat), "provoker")
                          for seat in range(group.players)]
     seats[bot_seat] = bot_seat_launcher(index)
-    spec = MatchSpec(f"check-{index + 1}-{group.name.replace(' ', '-')}", seed, group.players,
-                     options, Limits(), None)
+    match_id = f"check-{index + 1}-{group.name.replace(' ', '-')}"
+    log = log_dir / f"{match_id}.jsonl.gz" if log_dir is not None else None
+    spec = MatchSpec(match_id, seed, group.players, options, Limits(), log)
     return spec, seats, bot_seat
 
 
@@ -177,6 +262,11 @@ def asked_kinds(outcomes: Sequence[tuple[MatchOutcome, int]]) -> dict[str, int]:
 # -- the verdict ----------------------------------------------------------------------
 
 
+def _reasons(faults: Sequence[Any], most: int = 3) -> str:
+    """The distinct reasons of some faults (the same crash in every match is said once)."""
+    return "; ".join(list(dict.fromkeys(f.reason for f in faults))[:most])
+
+
 def verdict(outcomes: list[tuple[MatchOutcome, int]], logs: Path | None,
             declared: Sequence[str] = ()) -> list[CheckItem]:
     items = []
@@ -185,7 +275,7 @@ def verdict(outcomes: list[tuple[MatchOutcome, int]], logs: Path | None,
     no_hello = [f.reason for r in reports for f in r.faults
                 if f.kind.name in ("NO_HELLO", "UNSUPPORTED_VARIANTS")]
     items.append(CheckItem("connects and says hello", connected,
-                           "ok" if connected else "; ".join(no_hello)
+                           "ok" if connected else "; ".join(dict.fromkeys(no_hello))
                            + (f" (see the bot's output in {logs})" if logs else "")))
     asked = asked_kinds(outcomes)
     mishandled: dict[str, int] = {}
@@ -206,14 +296,155 @@ def verdict(outcomes: list[tuple[MatchOutcome, int]], logs: Path | None,
         items.append(CheckItem(f"answers {label}", count > 0 and not wrong,
                                detail))
     items.append(CheckItem("plays only legal actions", not illegal,
-                           "ok" if not illegal else "; ".join(f.reason for f in illegal[:3])))
+                           "ok" if not illegal else _reasons(illegal)))
     items.append(CheckItem("answers in time", not late,
-                           "ok" if not late else "; ".join(f.reason for f in late[:3])))
+                           "ok" if not late else _reasons(late)))
     disqualified = [f for f in faults if f.disqualified]
     finished = connected and not disqualified
     variants = f", under {', '.join(declared)}" if declared else ""
     items.append(CheckItem("finishes full matches", finished,
                            f"{len(outcomes)} matches{variants}, "
                            f"{sum(r.decisions for r in reports)} decisions"
-                           if finished else "; ".join(f.reason for f in disqualified[:3])))
+                           if finished else _reasons(disqualified)))
     return items
+
+
+# -- after the verdict: how a crash ended, and habits worth a warning --------------------
+
+STDERR_TAIL_LINES = 10
+NEAR_DEADLINE = 0.5
+"""Warn when the bot's 95th-percentile answer takes more than this share of the deadline:
+on a slower or busier machine (a season runs bots side by side) it would time out."""
+
+
+def describe_exit(code: int | None) -> str:
+    """An exit status as a person reads it (a sandbox reports a signal as 128 + its number,
+    as a shell does; a plain process as minus the number)."""
+    if code is None:
+        return "still running (it closed its stream without exiting)"
+    number = -code if code < 0 else code - 128 if code > 128 else 0
+    try:
+        name = signal.Signals(number).name if number else ""
+    except ValueError:
+        name = ""
+    if code < 0:
+        return f"killed by signal {number} ({name or 'unknown'})"
+    if name:
+        return f"exit code {code}, i.e. killed by signal {number} ({name})"
+    return f"exit code {code}"
+
+
+def stderr_tail(path: Path | None, lines: int = STDERR_TAIL_LINES) -> list[str]:
+    if path is None:
+        return []
+    try:
+        with open(path, "rb") as stream:
+            stream.seek(0, 2)
+            stream.seek(max(0, stream.tell() - 64 * 1024))
+            text = stream.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()][-lines:]
+
+
+@dataclass(frozen=True)
+class Crash:
+    match_id: str
+    how: str
+    """The exit code or signal (and the sandbox's note, e.g. the memory cap)."""
+    stderr: tuple[str, ...]
+    stderr_path: Path | None
+    log_path: Path | None
+
+
+def crashes(matches: Sequence[tuple[MatchOutcome, int, WatchedSeat]]) -> list[Crash]:
+    """The matches in which the bot's process ended by itself (a crash, or an exit before
+    the match was over), with how it ended and the end of its stderr; a crash the same in
+    several matches is given once, with their ids (``check-1, check-2``)."""
+    found: list[Crash] = []
+    for outcome, seat, watched in matches:
+        report = outcome.seats[seat]
+        lost = {f.kind.name for f in report.faults} & {"DISCONNECTED", "NO_HELLO"}
+        if not lost or watched.exit_code is None:
+            continue
+        how = describe_exit(watched.exit_code)
+        if watched.exit_note:
+            how += f" ({watched.exit_note})"
+        crash = Crash(outcome.match_id, how, tuple(stderr_tail(watched.stderr_path)),
+                      watched.stderr_path, outcome.log_path)
+        same = next((i for i, c in enumerate(found) if (c.how, c.stderr) == (how, crash.stderr)),
+                    None)
+        if same is None:
+            found.append(crash)
+        else:
+            found[same] = dataclasses.replace(
+                found[same], match_id=f"{found[same].match_id}, {crash.match_id}")
+    return found
+
+
+@dataclass
+class Habits:
+    """What the bot did, read from the check's match logs."""
+
+    uno_calls: int = 0
+    uno_missed: int = 0
+    challenged: int = 0
+    accepted: int = 0
+    latencies_ms: list[float] | None = None
+    deadline_ms: float = 1000.0
+
+
+def habits(logs: Sequence[tuple[Path, int]]) -> Habits:
+    """Read ``(log path, bot seat)`` pairs."""
+    found = Habits(latencies_ms=[])
+    for path, seat in logs:
+        for record in read_log(path):
+            kind = record.get("type")
+            if kind == "header":
+                found.deadline_ms = float(record["limits"]["decision_deadline"]) * 1000
+            elif kind == "event" and record.get("seat") == seat:
+                if record["event"] == "UnoCalled" and record.get("counted"):
+                    found.uno_calls += 1
+                elif record["event"] == "UnoCaught":
+                    found.uno_missed += 1
+            elif kind == "decision" and record["seat"] == seat and record["source"] == "bot":
+                assert found.latencies_ms is not None
+                found.latencies_ms.append(float(record["latency_ms"]))
+                found.challenged += record["action"] == CHALLENGE
+                found.accepted += record["action"] == ACCEPT
+    return found
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    """The nearest-rank percentile (``share`` in 0..1)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+
+def warnings(found: Habits, stdio: bool = False, timeouts: int = 0) -> list[str]:
+    """Habits that pass the check but cost points or risk faults in a season."""
+    said = []
+    if found.uno_missed:
+        what = ("never calls UNO" if not found.uno_calls else
+                f"forgot to call UNO {found.uno_missed} of "
+                f"{found.uno_missed + found.uno_calls} times")
+        said.append(f"{what}: caught {found.uno_missed} time(s) playing its next-to-last "
+                    "card without the call, 2 cards each (§14); answer with the play's index "
+                    "(the listed play calls UNO) or set uno on the action you send")
+    if found.accepted and not found.challenged:
+        said.append(f"never challenges a Wild Draw Four (accepted all {found.accepted}): the "
+                    "check's opponent bluffs freely, and a challenge that catches a bluff "
+                    "makes the bluffer draw 4 instead of you (§13)")
+    latencies = found.latencies_ms or []
+    if latencies:
+        slow = percentile(latencies, 0.95)
+        if slow > NEAR_DEADLINE * found.deadline_ms:
+            said.append(f"answers near the deadline: 95% of its answers took up to "
+                        f"{slow:.0f} ms, over half the {found.deadline_ms:.0f} ms deadline; "
+                        "on a slower or busier machine it would time out (and each timeout "
+                        "past the time bank is a strike)")
+    if stdio and timeouts:
+        said.append("a stdio-json bot must flush stdout after every answer (print(..., "
+                    "flush=True), fflush(stdout), $| = 1): an answer left in a buffer never "
+                    "reaches the referee")
+    return said

@@ -1,8 +1,9 @@
 """The default backend: each bot in a bubblewrap sandbox.
 
 Inside, the bot sees a fresh root: ``/usr`` and the loader's files read-only, the runtimes
-its language needs read-only at their own paths (the Python interpreter prefix and the
-``arena`` package for Python and stdio-json bots, Node's prefix for JavaScript), its own
+its language needs read-only at their own paths (``arena.sandbox.runtimes``: Python's prefix
+and the ``arena`` package, Node, Go, Rust, the JDK and Maven, and the folders its bot.toml
+declares, once checked), its own
 folder read-only at ``/bot`` (its working directory), the match's socket folder read-only at
 ``/run/arena``, a private tmpfs of capped size at ``/tmp`` (also HOME), a fresh ``/proc``
 (its own processes only) and a minimal ``/dev``. Nothing else of the host exists there: not
@@ -26,12 +27,13 @@ import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from arena.sandbox import seccomp
+from arena.sandbox import runtimes, seccomp
 from arena.sandbox.build import hand_over
-from arena.sandbox.environment import ARENA_PACKAGE, BOT_ENV
+from arena.sandbox.environment import BOT_ENV
 from arena.sandbox.launcher import (
     Backend,
     SandboxError,
@@ -57,7 +59,7 @@ NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/g
 TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 VISIBLE = ("/usr", "/dev", "/proc", "/etc/alternatives", *(f"/{n}" for n in TOP_LEVEL))
 """Host paths that exist inside every sandbox (as themselves or as fresh mounts)."""
-RUNTIMES_VARIABLE = "ARENA_SANDBOX_RUNTIMES"
+RUNTIMES_VARIABLE = runtimes.OPERATOR_VARIABLE
 
 
 def bwrap_path() -> str | None:
@@ -74,26 +76,13 @@ def _file(files: list[tuple[str, bytes]], name: str, content: bytes) -> str:
     return str(FIRST_FILE + len(files) - 1)
 
 
-def extra_runtimes() -> list[Path]:
-    """Read-only folders the operator adds for every bot (``ARENA_SANDBOX_RUNTIMES``,
-    colon-separated, e.g. a JDK under /opt). Entrants cannot add any: a bot.toml that named
-    another entrant's folder would otherwise read it."""
-    value = os.environ.get(RUNTIMES_VARIABLE, "")
-    return [Path(part) for part in value.split(":") if part]
-
-
-def runtime_paths(manifest: BotManifest, argv: list[str]) -> list[Path]:
-    """Host folders the bot's runtime needs, bound read-only at the same path (beyond /usr)."""
-    wanted: list[Path] = extra_runtimes()
-    uses_python = (manifest.language == "python" or manifest.protocol == "stdio-json"
-                   or sys.executable in argv)
-    if uses_python:
-        wanted += [Path(sys.base_prefix), Path(sys.prefix), ARENA_PACKAGE]
-        wanted.append(Path(sys.executable).resolve().parent.parent)
-    if manifest.language == "javascript" or argv[0] in ("node", "nodejs"):
-        node = shutil.which("node") or shutil.which("nodejs")
-        if node:
-            wanted.append(Path(node).resolve().parent.parent)
+def runtime_paths(manifest: BotManifest, argv: list[str],
+                  declared: Sequence[Path] = ()) -> list[Path]:
+    """Host folders the bot's runtime needs, bound read-only at the same path (beyond /usr):
+    the operator's, its language's toolchain (``arena.sandbox.runtimes``) and the folders its
+    bot.toml declares (``declared``, already checked by ``runtimes.declared_folders``)."""
+    wanted = [*runtimes.operator_folders(), *runtimes.toolchain(manifest, argv).folders,
+              *declared]
     kept: list[Path] = [Path("/usr")]
     for path in sorted({p.resolve() for p in wanted if p.exists()}, key=lambda p: len(p.parts)):
         if path != Path("/") and not _under(path, kept):
@@ -171,6 +160,7 @@ class BubblewrapLauncher(SandboxLauncher):
         if not self.distinct_uid:
             self.warnings.append("the referee is not root: bots run under the referee's uid "
                                  "(in their own user namespace), RLIMIT_NPROC is not set")
+        self.declared = runtimes.declared_folders(manifest, [log_dir])
         self.check_command(resolve_command(manifest))
         try:
             self.filter: bytes | None = seccomp.bot_filter()
@@ -181,13 +171,14 @@ class BubblewrapLauncher(SandboxLauncher):
 
     def check_command(self, argv: list[str]) -> None:
         """SandboxError if the command needs host files the sandbox hides."""
-        outside = outside_paths(self.manifest, argv, runtime_paths(self.manifest, argv))
+        outside = outside_paths(self.manifest, argv,
+                                runtime_paths(self.manifest, argv, self.declared))
         if outside:
             raise SandboxError(
                 f"{self.manifest.folder / 'bot.toml'}: the command {argv} uses "
                 f"{', '.join(outside)}, outside the bot folder; the sandbox shows a bot only "
-                "its own folder and the runtimes: copy what it needs into the folder (an "
-                f"operator can add runtime folders for every bot with {RUNTIMES_VARIABLE})")
+                "its own folder and the runtimes: copy what it needs into the folder, or "
+                "declare the system folder of its runtime in bot.toml (runtimes = [...])")
 
     def isolation(self) -> dict[str, Any]:
         return {
@@ -256,10 +247,13 @@ class BubblewrapLauncher(SandboxLauncher):
         # /tmp, say) are then bound on top of it instead of being hidden by it.
         args += ["--proc", "/proc", "--dev", "/dev",
                  "--perms", "1777", "--size", str(limits.tmpfs_mib * MIB), "--tmpfs", "/tmp"]
-        for path in runtime_paths(self.manifest, argv):
+        for path in runtime_paths(self.manifest, argv, self.declared):
             args += ["--ro-bind", str(path), str(path)]
         args += ["--bind" if writable else "--ro-bind", str(folder), BOT_DIR]
         environment = dict(BOT_ENV)
+        searched = environment["PATH"].split(":")  # cargo, go... where their toolchain is
+        tools = [t for t in runtimes.toolchain(self.manifest, argv).path if t not in searched]
+        environment["PATH"] = ":".join([*tools, *searched])
         if any(sys.executable == a for a in argv):
             environment["PATH"] = f"{Path(sys.executable).parent}:{environment['PATH']}"
         environment.update(env)

@@ -49,7 +49,8 @@ class SandboxLimits:
     build_seconds: int = BUILD_SECONDS
     build_network: bool = False
     """Let the build step reach the network (``npm ci`` needs the registry); the bot itself
-    never can. Off by default: a build then needs its dependencies in the bot folder."""
+    never can. Off by default, in ``arena check``, ``arena play`` and seasons alike: a build
+    then needs its dependencies in the bot folder (``arena vendor`` fetches them)."""
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):

@@ -1,17 +1,39 @@
-"""``bot.toml``: what a bot folder declares about itself."""
+"""``bot.toml``: what a bot folder declares about itself.
+
+    name = "my-bot"                      # required
+    version = "1.0"                      # required
+    language = "go"                      # required: any name; known ones get their runtime
+    run = ["./bot"]                      # required: argv, run in the bot folder
+    author = "you"
+    protocol = "grpc"                    # or "stdio-json" (JSON lines through the bridge)
+    build = ["sh", "build.sh"]           # run once, sandboxed, offline, before the bot plays
+    vendor = ["go", "mod", "vendor"]     # `arena vendor`: fetches dependencies into the folder
+    runtimes = ["/usr/lib/jvm/temurin-25-jdk-amd64"]   # extra read-only system folders
+
+Unknown fields are refused with the closest known one ("did you mean"): a misspelt ``biuld``
+must not silently leave a bot unbuilt.
+"""
 
 from __future__ import annotations
 
 import difflib
 import fnmatch
 import hashlib
+import re
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from arena.rules.options import VARIANTS
 
-LANGUAGES = ("python", "javascript", "cpp", "stdio-json", "other")
+KNOWN_LANGUAGES = ("python", "javascript", "typescript", "cpp", "c", "go", "rust", "java",
+                   "kotlin", "stdio-json", "other")
+"""Languages whose runtime the sandbox shows a bot without being told (``arena.sandbox.
+runtimes``); any other name is accepted too, and its bot declares its ``runtimes``."""
+FIELDS = ("name", "version", "author", "language", "protocol", "run", "build", "vendor",
+          "runtimes")
+MAX_RUNTIMES = 16
+_LANGUAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#._-]{0,39}")
 
 
 class ManifestError(ValueError):
@@ -30,6 +52,12 @@ class BotManifest:
     protocol: str = "grpc"
     variants: tuple[str, ...] = ()
     """The house rules (RULES.md §21-§32) the bot supports; none: official matches only."""
+    vendor: tuple[str, ...] = ()
+    """Fetches the bot's dependencies into its folder, with the network, on the author's
+    machine (``arena vendor``); never run by the referee."""
+    runtimes: tuple[str, ...] = ()
+    """Read-only host folders the bot's language needs beyond its automatic runtime; the
+    sandbox checks each (``arena.sandbox.runtimes.declared_folders``) before binding it."""
 
     @property
     def label(self) -> str:
@@ -74,6 +102,33 @@ def _argv(data: dict[str, object], key: str, where: str, required: bool) -> tupl
     return tuple(value)
 
 
+def _unknown_fields(data: dict[str, object], where: str) -> None:
+    for key in data:
+        if key not in FIELDS:
+            close = difflib.get_close_matches(key, FIELDS, n=1, cutoff=0.6)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ManifestError(f"{where}: unknown field '{key}'{hint}; the fields are "
+                                f"{', '.join(FIELDS)}")
+
+
+def _runtimes(data: dict[str, object], where: str) -> tuple[str, ...]:
+    """The declared runtime folders, checked for form only (absolute, normalised); whether
+    the sandbox may show them is decided when it starts the bot."""
+    value = data.get("runtimes", [])
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise ManifestError(f"{where}: field 'runtimes' must be a list of absolute folder "
+                            "paths, e.g. [\"/usr/lib/jvm/java-17-openjdk-amd64\"]")
+    if len(value) > MAX_RUNTIMES:
+        raise ManifestError(f"{where}: field 'runtimes' lists {len(value)} folders; at most "
+                            f"{MAX_RUNTIMES}")
+    for entry in value:
+        path = PurePosixPath(entry)
+        if not path.is_absolute() or ".." in path.parts or "\0" in entry:
+            raise ManifestError(f"{where}: field 'runtimes': {entry!r} is not an absolute "
+                                "folder path without '..'")
+    return tuple(value)
+
+
 def load_manifest(folder: Path | str) -> BotManifest:
     """Read and check ``folder/bot.toml``."""
     folder = Path(folder).resolve()
@@ -86,20 +141,26 @@ def load_manifest(folder: Path | str) -> BotManifest:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ManifestError(f"{path}: not valid TOML: {error}") from None
+    _unknown_fields(data, str(path))
     for key in ("name", "version", "language"):
         if not isinstance(data.get(key), str) or not data[key]:
             raise ManifestError(f"{path}: field '{key}' must be a non-empty string")
-    if data["language"] not in LANGUAGES:
-        raise ManifestError(f"{path}: field 'language' is {data['language']!r}; "
-                            f"expected one of {', '.join(LANGUAGES)}")
+    if not isinstance(data.get("author", ""), str):
+        raise ManifestError(f"{path}: field 'author' must be a string")
+    language = data["language"].lower()
+    if not _LANGUAGE_NAME.fullmatch(language):
+        raise ManifestError(f"{path}: field 'language' is {data['language']!r}; give the "
+                            "language's name (letters, digits, + # . _ -; e.g. \"ruby\"); "
+                            f"these get their runtime automatically: {', '.join(KNOWN_LANGUAGES)}")
     protocol = data.get("protocol", "grpc")
     if protocol not in ("grpc", "stdio-json"):
         raise ManifestError(f"{path}: field 'protocol' must be \"grpc\" or \"stdio-json\"")
     return BotManifest(
         folder=folder, name=data["name"], version=data["version"],
-        language=data["language"], run=_argv(data, "run", str(path), True),
+        language=language, run=_argv(data, "run", str(path), True),
         author=str(data.get("author", "")), build=_argv(data, "build", str(path), False),
         protocol=str(protocol), variants=_variants(data, path),
+        vendor=_argv(data, "vendor", str(path), False), runtimes=_runtimes(data, str(path)),
     )
 
 

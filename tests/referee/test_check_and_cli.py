@@ -56,10 +56,13 @@ def test_check_fails_an_illegal_bot(tmp_path: Path) -> None:
 def test_bad_manifest_is_a_clear_error(tmp_path: Path) -> None:
     bot = tmp_path / "bad"
     bot.mkdir()
-    (bot / "bot.toml").write_text('name = "bad"\nversion = "1"\nlanguage = "cobol"\nrun = []\n')
+    (bot / "bot.toml").write_text('name = "bad"\nversion = "1"\nlanguage = "cobol"\n'
+                                  'run = ["cobc"]\nbiuld = ["make"]\n')
     result = arena("play", str(bot), str(SAMPLES / "random"), cwd=tmp_path)
     assert result.returncode == 2
-    assert "bot.toml: field 'language' is 'cobol'" in result.stderr
+    assert result.stderr.strip() == (f"arena play: {bot / 'bot.toml'}: unknown field 'biuld' "
+                                     "(did you mean 'build'?); the fields are name, version, "
+                                     "author, language, protocol, run, build, vendor, runtimes")
 
 
 def test_play_then_replay(tmp_path: Path) -> None:

@@ -1,0 +1,79 @@
+"""``bot.toml``: fields, misspellings, any language, declared runtimes (their form only;
+whether the sandbox shows them is ``tests/test_sandbox_runtimes.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox import ManifestError, load_manifest
+
+BASE = 'name = "b"\nversion = "1"\nlanguage = "python"\nrun = ["python3", "bot.py"]\n'
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "bot.toml").write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize(("line", "suggestion"), [
+    ('protocl = "stdio-json"', "protocol"),
+    ('biuld = ["make"]', "build"),
+    ('runtime = ["/opt/x"]', "runtimes"),
+    ('Name = "b"', "name"),
+    ('venodr = ["go", "mod", "vendor"]', "vendor"),
+])
+def test_a_misspelt_field_is_refused_with_did_you_mean(tmp_path: Path, line: str,
+                                                       suggestion: str) -> None:
+    with pytest.raises(ManifestError) as error:
+        load_manifest(write(tmp_path, BASE + line + "\n"))
+    message = str(error.value)
+    assert message.startswith(f"{tmp_path / 'bot.toml'}: unknown field '{line.split()[0]}'")
+    assert f"(did you mean '{suggestion}'?)" in message
+    assert "\n" not in message
+
+
+def test_an_unknown_field_with_no_near_match_lists_the_fields(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match=r"unknown field 'colour'; the fields are name, "):
+        load_manifest(write(tmp_path, BASE + 'colour = "red"\n'))
+
+
+@pytest.mark.parametrize("language", ["ruby", "perl", "c++", "c#", "f#", "objective-c",
+                                      "zig", "other", "go", "rust", "java"])
+def test_any_language_name_is_accepted(tmp_path: Path, language: str) -> None:
+    manifest = load_manifest(write(tmp_path, BASE.replace('"python"', f'"{language}"')))
+    assert manifest.language == language
+
+
+def test_language_is_compared_in_lower_case(tmp_path: Path) -> None:
+    assert load_manifest(write(tmp_path, BASE.replace('"python"', '"Ruby"'))).language == "ruby"
+
+
+@pytest.mark.parametrize("language", ["", "two words", "ruby\n", "-x", "a" * 41])
+def test_a_language_that_is_not_a_name_is_refused(tmp_path: Path, language: str) -> None:
+    text = BASE.replace('"python"', repr(language).replace("'", '"'))
+    with pytest.raises(ManifestError, match="field 'language'"):
+        load_manifest(write(tmp_path, text))
+
+
+def test_vendor_and_runtimes_are_read(tmp_path: Path) -> None:
+    manifest = load_manifest(write(tmp_path, BASE + 'vendor = ["npm", "ci"]\n'
+                                   'runtimes = ["/usr/lib/jvm/x", "/etc/java-17-openjdk"]\n'))
+    assert manifest.vendor == ("npm", "ci")
+    assert manifest.runtimes == ("/usr/lib/jvm/x", "/etc/java-17-openjdk")
+    plain = load_manifest(write(tmp_path, BASE))
+    assert (plain.vendor, plain.runtimes) == ((), ())
+
+
+@pytest.mark.parametrize("value", ['"/usr/lib/jvm"', '["usr/lib/jvm"]', '["/opt/../home/x"]',
+                                   '[1]', '["./x"]', "[" + ", ".join(['"/opt/x"'] * 17) + "]"])
+def test_runtimes_must_be_a_short_list_of_absolute_paths(tmp_path: Path, value: str) -> None:
+    with pytest.raises(ManifestError, match="field 'runtimes'"):
+        load_manifest(write(tmp_path, BASE + f"runtimes = {value}\n"))
+
+
+def test_author_must_be_a_string(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match="field 'author' must be a string"):
+        load_manifest(write(tmp_path, BASE + "author = 3\n"))
+
