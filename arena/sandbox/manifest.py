@@ -31,7 +31,7 @@ KNOWN_LANGUAGES = ("python", "javascript", "typescript", "cpp", "c", "go", "rust
 """Languages whose runtime the sandbox shows a bot without being told (``arena.sandbox.
 runtimes``); any other name is accepted too, and its bot declares its ``runtimes``."""
 FIELDS = ("name", "version", "author", "language", "protocol", "run", "build", "vendor",
-          "runtimes")
+          "runtimes", "variants")
 MAX_RUNTIMES = 16
 _LANGUAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#._-]{0,39}")
 

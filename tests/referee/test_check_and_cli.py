@@ -62,7 +62,8 @@ def test_bad_manifest_is_a_clear_error(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.strip() == (f"arena play: {bot / 'bot.toml'}: unknown field 'biuld' "
                                      "(did you mean 'build'?); the fields are name, version, "
-                                     "author, language, protocol, run, build, vendor, runtimes")
+                                     "author, language, protocol, run, build, vendor, runtimes, "
+                                     "variants")
 
 
 def test_play_then_replay(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ warning (never calling UNO, never challenging, answering near the deadline)."""
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -53,7 +54,9 @@ def test_check_warns_about_a_bot_that_never_challenges(tmp_path: Path) -> None:
     result = arena("check", str(SAMPLES / "greedy"), "--logs", str(tmp_path / "logs"),
                    cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "WARN never challenges a Wild Draw Four (accepted all 14): " in result.stdout
+    # Its variant matches (greedy declares every variant) add to the official ones.
+    assert re.search(r"WARN never challenges a Wild Draw Four \(accepted all \d+\): ",
+                     result.stdout), result.stdout
     assert result.stdout.rstrip().endswith("all checks passed (1 warning)")
 
 
