@@ -95,6 +95,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
                 bot_name: BOT_NAME.into(),
                 bot_version: BOT_VERSION.into(),
                 protocol_version: ProtocolVersion::ProtocolVersion1.into(),
+                // Fields the protocol adds later (the variants a bot supports, ...) keep
+                // their defaults: this bot plays official matches.
+                ..Default::default()
             })),
         })
         .await?;
