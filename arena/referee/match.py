@@ -25,6 +25,7 @@ import grpc
 
 from arena.bots.policies import GreedyPolicy, Policy
 from arena.bots.runner import deck_seed
+from arena.processes import owner_tag
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.protocol.convert import (
     ProtocolError,
@@ -265,7 +266,8 @@ async def run_match(
     if len(launchers) != spec.players:
         raise ValueError("one launcher per seat")
     referee = _Referee(spec)
-    socket_dir = Path(tempfile.mkdtemp(prefix="arena-match-"))
+    # Named after its owner (pid and start time): a start-up sweep removes it if we die.
+    socket_dir = Path(tempfile.mkdtemp(prefix=f"arena-match-{owner_tag()}-"))
     os.chmod(socket_dir, 0o755)
     listen = address or f"unix:{socket_dir / 'referee.sock'}"
     server = grpc.aio.server(options=[
@@ -283,6 +285,7 @@ async def run_match(
     referee.tokens = {token: seat for seat, token in enumerate(tokens)}
     log = MatchLogWriter(spec.log_path) if spec.log_path else None
     started = time.perf_counter()
+    finished = False
     try:
         for seat, launcher in enumerate(launchers):
             env = {"ARENA_ADDRESS": listen, "ARENA_TOKEN": tokens[seat],
@@ -305,6 +308,7 @@ async def run_match(
                 processes.append(referee.processes[seat])
         loop = _MatchLoop(spec, referee, log)
         outcome = await loop.run(started, on_progress)
+        finished = True
         if log:
             log.close()
         return outcome
@@ -315,13 +319,16 @@ async def run_match(
     finally:
         for connection in referee.connections.values():
             connection.finished.set()
-        # Let well-behaved bots read the match end and hang up before they are killed.
+        # Let well-behaved bots read the match end and hang up before they are killed
+        # (not when the match was cancelled or broke: nobody told them it ended).
         closing = [asyncio.ensure_future(c.closed.wait())
                    for c in referee.connections.values() if not c.closed.is_set()]
-        if closing:
+        if closing and finished:
             _, pending = await asyncio.wait(closing, timeout=1.0)
             for waiter in pending:
                 waiter.cancel()
+        for waiter in closing:
+            waiter.cancel()
         for process in processes:
             process.kill()
         # Streams of killed bots break now: let their handlers return before the server
