@@ -71,15 +71,17 @@ HOST_TROUBLE = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota 
 then run again."""
 
 
-def host_trouble(error: BaseException) -> str | None:
-    """``error`` (or what caused it) as a host problem that stops the season, or None."""
+def host_trouble(error: BaseException, writing: Path | None = None) -> str | None:
+    """``error`` (or what caused it) as a host problem that stops the season, or None.
+    ``writing``: the file being written, when the error does not name one."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if isinstance(current, OSError) and current.errno in HOST_TROUBLE:
-            where = f"{current.filename}: " if current.filename else ""
-            return f"{where}{HOST_TROUBLE[current.errno]} ({current.strerror})"
+            where = current.filename or writing
+            prefix = f"{where}: " if where else ""
+            return f"{prefix}{HOST_TROUBLE[current.errno]} ({current.strerror})"
         current = current.__cause__ or current.__context__
     return None
 
@@ -173,7 +175,7 @@ def play_job(job: MatchJob) -> JobOutcome:
         raise
     except Exception as error:
         return JobOutcome(job.match_id, None, traceback.format_exc(limit=8),
-                          stop=host_trouble(error))
+                          stop=host_trouble(error, job.log_path))
     record = MatchRecord(
         match_id=job.match_id, seconds=outcome.seconds, decisions=outcome.decisions,
         rounds=outcome.rounds, round_limit_reached=outcome.round_limit_reached,

@@ -85,13 +85,29 @@ class StoreMissing(StoreError):
     """No store: the season has not been run."""
 
 
+def _nearly_full(path: Path) -> bool:
+    """Whether the file system holding ``path`` has (next to) no space left."""
+    try:
+        stats = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < 1024 * 1024
+
+
 def store_trouble(path: Path, error: BaseException) -> StoreError:
     """A StoreError for ``error`` met while using the store at ``path``."""
     text = str(error)
     code = error.errno if isinstance(error, OSError) else None
-    if code in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in text:
+    name = str(getattr(error, "sqlite_errorname", ""))
+    if code in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in text or (
+            name.startswith("SQLITE_IOERR") and _nearly_full(path)):
+        # In WAL mode a full disk often shows as an I/O error (growing the log or its index).
         return StoreError(f"{path}: the disk is full; nothing of the last change was "
                           "recorded: free some space, then run the same command again")
+    if name.startswith("SQLITE_IOERR"):
+        return StoreError(f"{path}: cannot write the season store ({name}: {text}); nothing "
+                          "of the last change was recorded: check the disk it is on, then run "
+                          "the same command again")
     if isinstance(error, sqlite3.DatabaseError) and (
             "not a database" in text or "malformed" in text):
         return StoreError(f"{path}: not a season store ({text}); {REPAIR}")
@@ -173,8 +189,12 @@ def _create(path: Path) -> None:
             Path(f"{partial}{suffix}").unlink(missing_ok=True)
         db = sqlite3.connect(partial, isolation_level=None)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(SCHEMA)
+            # A rollback journal while creating: each commit lands in the file itself (a
+            # write-ahead log might stay behind, under the temporary name, on a full disk);
+            # the run switches the store to WAL once it is in place.
+            db.execute("PRAGMA journal_mode=DELETE")
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(f"BEGIN; {SCHEMA} COMMIT;")
         finally:
             db.close()
         os.replace(partial, path)
