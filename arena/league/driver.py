@@ -321,7 +321,8 @@ def prepare_entrants(season: Season, needed: set[int] | Sequence[int]
             ready[index] = prepare(bot, season.sandbox.backend, limits, season.folder)
         except (BuildError, SandboxError) as error:
             lines = str(error).strip().splitlines() or [repr(error)]
-            said = [line.strip(" |") for line in lines[1:] if line.strip(" |")]
+            said = [line.strip(" |") for line in lines[1:]
+                    if line.strip(" |") and line.strip() != "(no output)"]
             broken[index] = (lines[0].removeprefix(f"bot {bot.label} ({bot.folder}): ")
                              .rstrip(":") + (f"; its last words: {said[-1]}" if said else ""))
         except OSError as error:
