@@ -26,10 +26,10 @@ import os
 import signal
 import threading
 import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from arena.league.preflight import ProbeJob, probe_entrants
 from arena.league.season import SandboxSettings
@@ -129,12 +129,14 @@ def sandbox_header(settings: SandboxSettings, descriptions: Sequence[dict[str, A
     return header
 
 
+Result = TypeVar("Result")
+
 _handles_sigterm = False
 """Set in local worker processes: a match in the main thread is cancelled on SIGTERM."""
 
 
-async def _play_cancellable(spec: MatchSpec, seats: list[Any]) -> Any:
-    """``run_match``, cancelled on SIGTERM: its clean-up kills the bots, stops the server."""
+async def _cancellable(work: Awaitable[Result]) -> Result:
+    """``work``, cancelled on SIGTERM: a match's clean-up kills its bots, stops its server."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
@@ -147,7 +149,7 @@ async def _play_cancellable(spec: MatchSpec, seats: list[Any]) -> Any:
 
     loop.add_signal_handler(signal.SIGTERM, cancel_once)
     try:
-        return await run_match(spec, seats)
+        return await work
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
         signal.signal(signal.SIGTERM, _terminate)
@@ -166,8 +168,8 @@ def play_job(job: MatchJob) -> JobOutcome:
             descriptions.append(description)
         spec = MatchSpec(job.match_id, job.seed, len(job.bots), job.rules, job.limits,
                          job.log_path, sandbox=sandbox_header(job.sandbox, descriptions))
-        play = _play_cancellable if cancellable else run_match
-        outcome = asyncio.run(play(spec, list(seats)))
+        match = run_match(spec, list(seats))
+        outcome = asyncio.run(_cancellable(match) if cancellable else match)
         log_sha256 = hashlib.sha256(job.log_path.read_bytes()).hexdigest()
     except asyncio.CancelledError:
         if cancellable:  # SIGTERM: the bots are dead, the driver is stopping
@@ -188,6 +190,17 @@ def play_job(job: MatchJob) -> JobOutcome:
                                     for f in r.faults))
             for r in outcome.seats))
     return JobOutcome(job.match_id, record)
+
+
+def probe_job(jobs: Sequence[ProbeJob]) -> list[str | None]:
+    """``probe_entrants`` in a worker process: cancelled, its bots killed, on SIGTERM."""
+    cancellable = _handles_sigterm and threading.current_thread() is threading.main_thread()
+    try:
+        return probe_entrants(jobs, _cancellable if cancellable else None)
+    except asyncio.CancelledError:
+        if cancellable:
+            os._exit(128 + signal.SIGTERM)
+        raise
 
 
 def _terminate(signum: int, _: object) -> None:
@@ -275,7 +288,7 @@ class LocalExecutor:
             initargs=(os.getpid(),))
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
-            future = pool.submit(probe_entrants, list(jobs))
+            future = pool.submit(probe_job, list(jobs))
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         finished = False

@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import shutil
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena.bots.policies import GreedyPolicy
 from arena.league.season import SandboxSettings
@@ -86,10 +87,15 @@ async def _probe_all(jobs: Sequence[ProbeJob]) -> list[str | None]:
     return list(await asyncio.gather(*(one(i, job) for i, job in enumerate(jobs))))
 
 
-def probe_entrants(jobs: Sequence[ProbeJob]) -> list[str | None]:
+def probe_entrants(jobs: Sequence[ProbeJob],
+                   wrap: Callable[[Awaitable[list[str | None]]],
+                                  Coroutine[Any, Any, list[str | None]]] | None = None
+                   ) -> list[str | None]:
     """Start each job's bot once; for each, None (it said hello) or why it cannot play.
-    The output of entrants that passed is removed."""
-    reasons = asyncio.run(_probe_all(jobs))
+    The output of entrants that passed is removed. ``wrap``: a coroutine running the probes
+    (a worker's makes them cancellable by SIGTERM)."""
+    probes = _probe_all(jobs)
+    reasons = asyncio.run(wrap(probes) if wrap is not None else probes)
     for job, reason in zip(jobs, reasons, strict=True):
         if reason is None:
             for name in (f"probe-{job.bot.name}.stdout.log", f"probe-{job.bot.name}.stderr.log"):
