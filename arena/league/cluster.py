@@ -37,6 +37,7 @@ from arena.league.executor import (
     core_plan,
     pin_process,
     play_job,
+    starting_workers,
     usable_cores,
 )
 from arena.league.preflight import ProbeJob, probe_entrants
@@ -161,9 +162,10 @@ class DaskExecutor:
         if self.address:
             self.client = Client(self.address)  # type: ignore[no-untyped-call]
         else:
-            self.cluster = LocalCluster(  # type: ignore[no-untyped-call]
-                n_workers=self.workers, threads_per_worker=1, processes=True,
-                dashboard_address=None)
+            with starting_workers():  # Ctrl-C stops the driver, which closes the cluster
+                self.cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                    n_workers=self.workers, threads_per_worker=1, processes=True,
+                    dashboard_address=None)
             self.client = Client(self.cluster)  # type: ignore[no-untyped-call]
             self.client.wait_for_workers(self.workers)
         if self.pin_cores:

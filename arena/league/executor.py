@@ -222,6 +222,24 @@ def die_with_parent(parent: int) -> None:
         os._exit(128 + signal.SIGTERM)
 
 
+@contextlib.contextmanager
+def starting_workers() -> Iterator[None]:
+    """Worker processes started inside ignore SIGINT from their first instruction (the
+    disposition is inherited through exec, where a handler or a blocked mask is not): a
+    Ctrl-C at the terminal, sent to the whole foreground group, reaches only the driver,
+    which stops them itself, instead of interrupting each while it imports (a traceback
+    apiece). A Ctrl-C meanwhile is lost: a few milliseconds for a pool, a second or two
+    while a LocalCluster starts."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def usable_cores() -> list[int]:
     """The cores this process may run on (its affinity: a container's cpuset, taskset)."""
     return sorted(os.sched_getaffinity(0))
@@ -257,7 +275,6 @@ def _worker_init(driver: int, counter: Any = None, plan: Sequence[int] | None = 
     global _handles_sigterm
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl-C does
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked while it started
     _handles_sigterm = True
     die_with_parent(driver)
     if counter is not None and plan:
@@ -286,11 +303,8 @@ class LocalExecutor:
         pool = concurrent.futures.ProcessPoolExecutor(
             max_workers=1, mp_context=context, initializer=_worker_init,
             initargs=(os.getpid(),))
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
+        with starting_workers():
             future = pool.submit(probe_job, list(jobs))
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         finished = False
         try:
             reasons = future.result()
@@ -317,15 +331,8 @@ class LocalExecutor:
         self.pool = concurrent.futures.ProcessPoolExecutor(
             max_workers=workers, mp_context=context, initializer=_worker_init,
             initargs=(os.getpid(), context.Value("i", 0), plan) if plan else (os.getpid(),))
-        # Workers start as jobs are submitted, from this thread, whose signal mask they
-        # inherit: with SIGINT blocked, a Ctrl-C at the terminal cannot interrupt a worker
-        # while it starts up (its initializer then ignores SIGINT: the driver decides);
-        # one that reaches this thread meanwhile waits until it is unblocked.
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
+        with starting_workers():  # they start as jobs are submitted
             futures = {self.pool.submit(play_job, job): job for job in jobs}
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         finished = False
         try:
             for future in concurrent.futures.as_completed(futures):
