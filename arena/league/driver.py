@@ -10,10 +10,12 @@ resume.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from arena.league.executor import Executor, JobOutcome, LocalExecutor, MatchJob, host_trouble
 from arena.league.lock import SeasonLock
@@ -187,10 +189,12 @@ def read_store(season: Season) -> tuple[SeasonStore, list[ScheduledMatch], Seaso
 
 
 def _folder_trouble(season: Season, error: OSError) -> StoreError:
-    """An output folder the run cannot write, said as the store would say it."""
-    where = error.filename or season.folder
-    return store_trouble(season.folder if where is None else type(season.folder)(where),
-                         error)
+    """An output folder the run cannot write (or a full disk)."""
+    where = Path(error.filename or season.folder)
+    if host_trouble(error) is not None and error.errno not in (errno.EROFS,):
+        return store_trouble(where, error)
+    return StoreError(f"{where}: cannot write the season's output folder ({error.strerror}); "
+                      "give the season an [output] folder it may write")
 
 
 def run_season(season: Season, executor: Executor | None = None,

@@ -24,7 +24,8 @@ def test_a_season_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
 def test_an_unwritable_output_folder_is_named(tmp_path: Path) -> None:
     with tmpfs(tmp_path / "readonly", "1m", read_only=True) as readonly:
         path = write_season(tmp_path, folder=readonly / "runs")
-        clean_error(arena("season", "run", path), readonly / "runs", "read-only")
+        clean_error(arena("season", "run", path), readonly / "runs", "Read-only file system",
+                    "give the season an [output] folder it may write")
 
 
 def test_an_output_folder_under_a_file_is_named(tmp_path: Path) -> None:
