@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from arena.cli.common import add_sandbox_options, build_bots, load_bots, sandbox_limits
 from arena.referee import check
@@ -57,7 +58,7 @@ def _check(args: argparse.Namespace) -> int:
               "content would then change; choose a folder outside it", file=sys.stderr)
         return 2
     console = Console(soft_wrap=True)
-    console.print(f"checking {bot.label} ({bot.folder}); its output goes to {logs}",
+    console.print(escape(f"checking {bot.label} ({bot.folder}); its output goes to {logs}"),
                   highlight=False)
     bot_limits = sandbox_limits(args, "check")
     if bot_limits is None:

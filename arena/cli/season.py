@@ -24,6 +24,7 @@ from types import FrameType
 from typing import IO, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -189,11 +190,11 @@ def _play(season: Season, executor: Executor, placement: str, console: Console,
         console.print(f"season [bold]{season.name}[/bold]: {len(season.entrants)} entrants, "
                       f"{summary.scheduled} matches at {season.table_size}-player tables, "
                       f"{summary.already_done} already done; sandbox "
-                      f"{season.sandbox.backend}; {where}; output {season.folder}",
-                      highlight=False)
+                      f"{season.sandbox.backend}; {escape(where)}; output "
+                      f"{escape(str(season.folder))}", highlight=False)
 
     def note(text: str) -> None:
-        console.print(text, highlight=False)
+        console.print(escape(text), highlight=False)
 
     if console.is_terminal:
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -235,8 +236,8 @@ def _play(season: Season, executor: Executor, placement: str, console: Console,
 
         summary = run_season(season, executor, on_line, note, start_line)
     console.print(f"played {summary.played}, failed {summary.failed}, "
-                  f"{summary.already_done} were already done; store {season.store_path}",
-                  highlight=False)
+                  f"{summary.already_done} were already done; store "
+                  f"{escape(str(season.store_path))}", highlight=False)
     store = SeasonStore(season.store_path, read_only=True)
     try:
         _print_standings(season, store, console)
@@ -248,12 +249,14 @@ def _play(season: Season, executor: Executor, placement: str, console: Console,
 def _print_failure(console: Console, outcome: JobOutcome) -> None:
     if outcome.error and outcome.stop is None:
         last = outcome.error.strip().splitlines()[-1]
-        console.print(f"[red]match {outcome.match_id} failed:[/red] {last}", highlight=False)
+        console.print(f"[red]match {outcome.match_id} failed:[/red] {escape(last)}",
+                      highlight=False)
 
 
 def _print_standings(season: Season, store: SeasonStore, console: Console) -> None:
     board = leaderboard(store)
-    names = {int(str(e["id"])): f"{e['name']} {e['version']}" for e in store.entrants()}
+    names = {int(str(e["id"])): escape(f"{e['name']} {e['version']}")  # a bot names itself
+             for e in store.entrants()}
     if not console.is_terminal:  # piped or logged: do not squeeze the table into 80 columns
         console = Console(width=120)
     table = Table(title=f"{season.name}: standings (TrueSkill rating = mu - 3 sigma; "

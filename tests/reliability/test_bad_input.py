@@ -107,3 +107,25 @@ def test_export_to_a_file(played: Path, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert target.read_text().splitlines()[0].startswith("match_id,seat,bot,version")
     shutil.rmtree(tmp_path)
+
+
+def test_brackets_in_paths_and_names_are_printed_as_they_are(tmp_path: Path) -> None:
+    """Rich would read ``[/x]`` in a path or a bot's name as markup (and fail on it)."""
+    import shutil
+
+    from .conftest import BOTS
+
+    where = tmp_path / "odd[/bold]folder"
+    bots = []
+    for name in ("random", "greedy"):
+        shutil.copytree(BOTS / name, where / name)
+        bots.append(where / name)
+    manifest = where / "greedy" / "bot.toml"
+    manifest.write_text(manifest.read_text().replace('version = "1.0"', 'version = "[/red]"'))
+    path = write_season(where, entrants=bots)
+    result = arena("season", "run", path)
+    no_traceback(result)
+    assert result.returncode == 0, result.stdout + result.stderr
+    said = result.stdout
+    assert f"output {where / 'small-runs'}" in said
+    assert "greedy [/red]" in said
