@@ -5,7 +5,8 @@ that crashes before it connects would otherwise be found only when its matches f
 autopilot plays them). So before a season plays, each entrant that has matches to play is
 started once, as in a real match (its sandbox, its limits), for a one-round match against
 an in-process opponent; it passes when it says hello. Only hello counts: how the bot plays
-is the season's business. A slow starter is not refused: the probe waits
+is the season's business (a bot slow to decide is handed to the autopilot at once, so the
+probe stays short). A slow starter is not refused: the probe waits
 ``PROBE_HELLO_FACTOR`` times the season's hello timeout (at least ``PROBE_HELLO_MINIMUM``
 seconds), since every entrant starts at once here.
 """
@@ -44,8 +45,11 @@ class ProbeJob:
 
 
 def probe_limits(limits: Limits) -> Limits:
+    """A generous hello; then no time to think, so a slow thinker is soon replaced by the
+    autopilot and the probe ends (only the hello counts)."""
     return dataclasses.replace(
-        limits, hello_timeout=max(PROBE_HELLO_MINIMUM, PROBE_HELLO_FACTOR * limits.hello_timeout))
+        limits, hello_timeout=max(PROBE_HELLO_MINIMUM, PROBE_HELLO_FACTOR * limits.hello_timeout),
+        decision_deadline=0.01, time_bank=0.0, strike_limit=1)
 
 
 def _last_line(path: Path) -> str:
