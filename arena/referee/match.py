@@ -317,31 +317,37 @@ async def run_match(
             log.abandon()
         raise
     finally:
-        for connection in referee.connections.values():
-            connection.finished.set()
-        # Let well-behaved bots read the match end and hang up before they are killed
-        # (not when the match was cancelled or broke: nobody told them it ended).
-        closing = [asyncio.ensure_future(c.closed.wait())
-                   for c in referee.connections.values() if not c.closed.is_set()]
-        if closing and finished:
-            _, pending = await asyncio.wait(closing, timeout=1.0)
-            for waiter in pending:
+        try:
+            for connection in referee.connections.values():
+                connection.finished.set()
+            # Let well-behaved bots read the match end and hang up before they are killed
+            # (not when the match was cancelled or broke: nobody told them it ended).
+            closing = [asyncio.ensure_future(c.closed.wait())
+                       for c in referee.connections.values() if not c.closed.is_set()]
+            if closing and finished:
+                _, pending = await asyncio.wait(closing, timeout=1.0)
+                for waiter in pending:
+                    waiter.cancel()
+            for waiter in closing:
                 waiter.cancel()
-        for waiter in closing:
-            waiter.cancel()
-        for process in processes:
-            process.kill()
-        # Streams of killed bots break now: let their handlers return before the server
-        # stops, rather than cancelling them mid-read (which grpc reports as an error).
-        closing = [asyncio.ensure_future(c.closed.wait())
-                   for c in referee.connections.values() if not c.closed.is_set()]
-        if closing:
-            _, pending = await asyncio.wait(closing, timeout=1.0)
-            for waiter in pending:
-                waiter.cancel()
-        await asyncio.sleep(0)
-        await server.stop(grace=0.5)
-        shutil.rmtree(socket_dir, ignore_errors=True)
+            for process in processes:
+                process.kill()
+            # Streams of killed bots break now: let their handlers return before the server
+            # stops, rather than cancelling them mid-read (which grpc reports as an error).
+            closing = [asyncio.ensure_future(c.closed.wait())
+                       for c in referee.connections.values() if not c.closed.is_set()]
+            if closing:
+                _, pending = await asyncio.wait(closing, timeout=1.0)
+                for waiter in pending:
+                    waiter.cancel()
+            await asyncio.sleep(0)
+            await server.stop(grace=0.5)
+        finally:
+            # Also when cancelled during the clean-up above (a worker stopped just as its
+            # match ended): no bot, no socket folder outlives the match.
+            for process in processes:
+                process.kill()
+            shutil.rmtree(socket_dir, ignore_errors=True)
 
 
 class _MatchLoop:
