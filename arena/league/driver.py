@@ -293,8 +293,12 @@ def check_entrants(season: Season, needed: set[int], executor: Executor,
     probed = sorted(e for e in needed if e not in broken)
     if on_note is not None and probed:
         on_note(f"checking that {len(probed)} entrant(s) start and say hello")
-    reasons = executor.probe([ProbeJob(ready[e], season.sandbox, season.limits,
-                                       season.folder / "probe") for e in probed])
+    try:
+        reasons = executor.probe([ProbeJob(ready[e], season.sandbox, season.limits,
+                                           season.folder / "probe") for e in probed])
+    except Exception as error:  # the probe's worker died (OOM killer ...), a cluster error
+        raise RunStopped(f"the entrants could not be checked before the first match "
+                         f"({error!r}); run the same command again") from None
     for entrant, reason in zip(probed, reasons, strict=True):
         if reason is not None:
             broken[entrant] = reason

@@ -71,3 +71,25 @@ def test_a_slow_starter_is_not_refused(tmp_path: Path) -> None:
     result = arena("season", "run", path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "played 1, failed 0" in " ".join(result.stdout.split())
+
+
+def test_a_probe_that_cannot_run_stops_the_run_cleanly(tmp_path: Path) -> None:
+    """The probe's worker killed (the OOM killer...): the run stops, saying so, nothing
+    played, and the season may be run again."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    import pytest
+
+    from arena.league.driver import RunStopped, run_season
+    from arena.league.executor import LocalExecutor
+    from arena.league.season import load_season
+
+    class ProbeDies(LocalExecutor):
+        def probe(self, jobs: object) -> list[str | None]:
+            raise BrokenProcessPool("a process in the process pool was terminated abruptly")
+
+    season = load_season(write_season(tmp_path))
+    with pytest.raises(RunStopped, match="the entrants could not be checked"):
+        run_season(season, ProbeDies(2))
+    summary = run_season(season, LocalExecutor(2))
+    assert summary.played == 3 and summary.failed == 0
