@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+import pytest
+
+from arena.league.driver import RunStopped, run_season
+from arena.league.executor import LocalExecutor
+from arena.league.season import load_season
 from arena.league.store import SeasonStore
 
 from .conftest import BOTS, arena, clean_error, write_season
@@ -76,14 +82,6 @@ def test_a_slow_starter_is_not_refused(tmp_path: Path) -> None:
 def test_a_probe_that_cannot_run_stops_the_run_cleanly(tmp_path: Path) -> None:
     """The probe's worker killed (the OOM killer...): the run stops, saying so, nothing
     played, and the season may be run again."""
-    from concurrent.futures.process import BrokenProcessPool
-
-    import pytest
-
-    from arena.league.driver import RunStopped, run_season
-    from arena.league.executor import LocalExecutor
-    from arena.league.season import load_season
-
     class ProbeDies(LocalExecutor):
         def probe(self, jobs: object) -> list[str | None]:
             raise BrokenProcessPool("a process in the process pool was terminated abruptly")
