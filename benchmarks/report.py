@@ -21,7 +21,7 @@ import dataclasses
 import tempfile
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from arena.bots.policies import POLICIES
 from arena.league import executor as executor_module
 from arena.league.driver import run_season
 from arena.league.executor import JobOutcome, MatchJob, play_job
+from arena.league.preflight import ProbeJob
 from arena.league.season import load_season
 from arena.referee.match import InProcessSeat
 from arena.report.render import render_site
@@ -44,6 +45,9 @@ class InProcessExecutor:
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = limit
+
+    def probe(self, jobs: Sequence[ProbeJob]) -> list[str | None]:
+        return [None for _ in jobs]  # the seats are in-process policies: nothing to start
 
     def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
         for index, job in enumerate(jobs):

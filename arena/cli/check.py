@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +20,44 @@ from arena.referee.match import MatchOutcome, Seat, run_match
 from arena.sandbox import BotManifest, SandboxError, make_launcher, sandbox_record
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    path, folder = path.resolve(), folder.resolve()
+    return path == folder or folder in path.parents
+
+
+def default_logs(bot_folder: Path) -> Path:
+    """Where ``arena check`` writes the bot's output by default: ``runs/check`` in the
+    current folder, unless that is inside the bot folder (a check run from the bot's own
+    folder would change the bot's content, and a build would copy its own output); then
+    a folder in the user's cache."""
+    here = Path.cwd() / "runs" / "check"
+    if not _inside(here, bot_folder):
+        return here
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    if _inside(cache, bot_folder):
+        cache = Path(tempfile.gettempdir())
+    return cache / "uno-arena" / "check" / bot_folder.resolve().name
+
+
 def _check(args: argparse.Namespace) -> int:
     """Conformance check for one bot: connects, plays every decision kind legally and in
     time, and finishes full matches; under each variant its bot.toml declares, too."""
+    if args.matches < 1:
+        print(f"arena check: --matches must be an integer ≥ 1, not {args.matches}",
+              file=sys.stderr)
+        return 2
     bots = load_bots([args.bot], "check")
     if bots is None:
         return 2
     bot = bots[0]
-    console = Console()
-    console.print(f"checking {bot.label} ({bot.folder})")
-    logs = Path(args.logs)
+    logs = Path(args.logs) if args.logs else default_logs(bot.folder)
+    if _inside(logs, bot.folder):
+        print(f"arena check: --logs {logs} is inside the bot folder {bot.folder}, whose "
+              "content would then change; choose a folder outside it", file=sys.stderr)
+        return 2
+    console = Console(soft_wrap=True)
+    console.print(escape(f"checking {bot.label} ({bot.folder}); its output goes to {logs}"),
+                  highlight=False)
     bot_limits = sandbox_limits(args, "check")
     if bot_limits is None:
         return 2
@@ -117,6 +147,7 @@ def register(commands: Any) -> None:
                                        description=_check.__doc__)
     check_parser.add_argument("bot", metavar="BOT_DIR")
     check_parser.add_argument("--matches", type=int, default=2)
-    check_parser.add_argument("--logs", default="runs/check", help="folder for the bot's output")
+    check_parser.add_argument("--logs", help="folder for the bot's output (default: runs/check "
+                              "here, or a cache folder when here is inside the bot folder)")
     add_sandbox_options(check_parser)
     check_parser.set_defaults(run=_check)

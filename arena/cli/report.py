@@ -8,7 +8,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from arena.cli.season import season_or_exit
+from arena.cli.season import reader_errors, reading, season_or_exit
+from arena.league.season import SeasonError
+from arena.league.store import SeasonStore, StoreError, StoreMissing
 from arena.report.render import render_site
 from arena.report.serve import make_server
 
@@ -18,20 +20,46 @@ def _report(args: argparse.Namespace) -> int:
     target = Path(args.season)
     if target.suffix == ".sqlite":
         store_path, out = target, Path(args.out or Path("reports") / target.parent.name)
+        try:
+            SeasonStore(store_path, read_only=True).close()
+        except StoreMissing:
+            print(f"arena report: no results yet ({store_path} does not exist); run "
+                  "`arena season run` first", file=sys.stderr)
+            return 1
+        except StoreError as error:
+            print(f"arena report: {error}", file=sys.stderr)
+            return 1
     else:
         season = season_or_exit(args.season)
         if season is None:
             return 2
+        try:
+            with reading(season):  # the store belongs to this season file, undamaged
+                pass
+        except (StoreError, SeasonError) as error:
+            return reader_errors(season, error, "arena report")
         store_path, out = season.store_path, Path(args.out) if args.out else season.report
-    if not store_path.exists():
-        print(f"arena report: no results yet ({store_path} does not exist); run "
-              "`arena season run` first", file=sys.stderr)
-        return 1
     started = time.perf_counter()
-    summary = render_site(store_path, out)
+    try:
+        summary = render_site(store_path, out)
+    except StoreError as error:
+        print(f"arena report: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f"arena report: {error.filename or out}: cannot write the site "
+              f"({error.strerror}); choose an output folder you may write (--out)",
+              file=sys.stderr)
+        return 1
     print(f"rendered {summary.pages} pages into {out}/ in {time.perf_counter() - started:.1f} s "
           f"({summary.match_pages_rendered} matches rendered, {summary.match_pages_reused} "
           f"unchanged); open {out / 'index.html'} or run `arena serve {out}`")
+    if summary.log_problems:
+        listed = "; ".join(f"{p.match_id} log {p.kind} ({p.path})"
+                           for p in summary.log_problems)
+        print(f"arena report: {len(summary.log_problems)} match log(s) damaged or missing, "
+              f"listed on the site (their results come from the store): {listed}; restore "
+              "them from a backup", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,41 +1,142 @@
-"""``arena season``: run, status, standings and export of a league season."""
+"""``arena season``: run, status, standings and export of a league season.
+
+Every problem a user can meet ends in one line on stderr, ``arena season: <file>: <what>;
+<what to do>``, and a non-zero exit code: 2 for a season file to fix (or one that no
+longer matches its store), 1 for the rest (another run holds the season, a damaged or
+missing store, entrants that cannot play, a full disk), 130/143 when stopped by
+SIGINT/SIGTERM, 141 when the reader of the output went away (``export | head``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import dataclasses
 import json
+import os
+import signal
 import sys
 import time
-from typing import Any
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+from typing import IO, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from arena.cli.common import key_argument
 from arena.league.cluster import DaskExecutor
 from arena.league.driver import (
+    EntrantsRefused,
+    RunStopped,
     RunSummary,
-    check_variant_support,
     leaderboard,
-    open_store,
+    read_store,
     run_season,
-    season_key,
 )
 from arena.league.executor import Executor, JobOutcome, LocalExecutor
+from arena.league.lock import SeasonBusy, holder
 from arena.league.season import Season, SeasonError, load_season
-from arena.league.store import SeasonStore
+from arena.league.store import SeasonStore, StoreError, StoreMissing
 from arena.rules.seeds import key_commitment
+
+PROGRESS_SECONDS = 5.0
+"""How often a run whose output is not a terminal prints a progress line."""
+MAX_PARALLELISM = 256
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+
+
+def fail(message: str, code: int = 1, command: str = "arena season") -> int:
+    print(f"{command}: {message}", file=sys.stderr, flush=True)
+    return code
 
 
 def season_or_exit(path: str) -> Season | None:
     try:
         return load_season(path)
     except SeasonError as error:
-        print(f"arena season: {error}", file=sys.stderr)
+        fail(str(error))
         return None
+
+
+def never_run(season: Season) -> str:
+    return (f"{season.path}: season {season.name} has not been run (no results in "
+            f"{season.folder}); play it first: arena season run {season.path}")
+
+
+@contextlib.contextmanager
+def reading(season: Season) -> Iterator[SeasonStore]:
+    """The season's store, read-only, after checking it belongs to the season file; bot
+    folders changed since the last run are noted on stderr. Raises StoreError/SeasonError."""
+    store, _, changes = read_store(season)
+    try:
+        for note in changes.notes():
+            print(f"arena season: note: {note}", file=sys.stderr, flush=True)
+        yield store
+    finally:
+        store.close()
+
+
+def reader_errors(season: Season, error: Exception, command: str = "arena season") -> int:
+    """The exit code (and the line) for a reader that could not read the season."""
+    if isinstance(error, StoreMissing):
+        return fail(never_run(season), 1, command)
+    if isinstance(error, SeasonError):
+        return fail(str(error), 2, command)
+    return fail(str(error), 1, command)
+
+
+# -- run ----------------------------------------------------------------------------------
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM reached the driver: stop, keep what is recorded."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _interrupt(signum: int, _: FrameType | None) -> None:
+    # Once: a second signal while stopping must not cut the clean-up short.
+    for kind in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(kind, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """SIGINT and SIGTERM raise Interrupted in the main thread while inside."""
+    previous = {kind: signal.signal(kind, _interrupt) for kind in (signal.SIGINT,
+                                                                   signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for kind, handler in previous.items():
+            signal.signal(kind, handler)
+
+
+class PlainProgress:
+    """Progress for a log or a pipe: one plain line every few seconds, never a bar."""
+
+    def __init__(self, total: int, out: IO[str]) -> None:
+        self.total, self.out = total, out
+        self.started = self.last = time.monotonic()
+
+    def update(self, summary: RunSummary, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < PROGRESS_SECONDS:
+            return
+        self.last = now
+        done = summary.played + summary.failed
+        rate = done / max(now - self.started, 1e-9) * 60
+        left = f", about {(self.total - done) / rate:.0f} min left" if done and rate else ""
+        print(f"{time.strftime('%H:%M:%S')} {done}/{self.total} matches, {summary.failed} "
+              f"failed, {rate:.1f}/min{left}", file=self.out, flush=True)
 
 
 def _season_run(args: argparse.Namespace) -> int:
@@ -43,23 +144,12 @@ def _season_run(args: argparse.Namespace) -> int:
     season = season_or_exit(args.season)
     if season is None:
         return 2
-    if args.parallelism:
+    if args.parallelism is not None:
+        if not 1 <= args.parallelism <= MAX_PARALLELISM:
+            return fail(f"--parallelism must be an integer from 1 to {MAX_PARALLELISM}, not "
+                        f"{args.parallelism} (as [season] parallelism in the file)", 2)
         season = dataclasses.replace(season, parallelism=args.parallelism)
-    console = Console()
-    try:
-        check_variant_support(season)
-        store, _, matches = open_store(season)
-    except SeasonError as error:
-        print(f"arena season: {error}", file=sys.stderr)
-        return 2
-    try:
-        season_key(store, args.key)  # drawn now, at the first run: the commitment is fixed
-    except SeasonError as error:
-        print(f"arena season: {error}", file=sys.stderr)
-        return 2
-    finally:
-        pending = len(store.pending())
-        store.close()
+    console = Console(soft_wrap=True)  # never wrap a path
     cluster = args.cluster or season.cluster
     executor: Executor
     if cluster or season.executor == "dask":
@@ -69,48 +159,106 @@ def _season_run(args: argparse.Namespace) -> int:
     else:
         executor = LocalExecutor(season.parallelism, season.pin_cores)
         placement = f"{season.parallelism} at a time"
-        if executor.placement(pending):
-            placement += ", a core each"
-    console.print(f"season [bold]{season.name}[/bold]: {len(season.entrants)} entrants, "
-                  f"{len(matches)} matches at {season.table_size}-player tables, "
-                  f"{len(matches) - pending} already done; sandbox {season.sandbox.backend}; "
-                  f"{placement}")
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TextColumn("{task.fields[failed]} failed"), TextColumn("{task.fields[rate]}"),
-               TimeRemainingColumn())
+    latest: list[RunSummary] = []
     started = time.perf_counter()
-    try:
-        with Progress(*columns, console=console) as progress:
-            task = progress.add_task("matches", total=pending, failed=0, rate="")
+    with interruptible():
+        try:
+            return _play(season, executor, placement, console, latest, started, args.key)
+        except Interrupted as stop:
+            name = signal.Signals(stop.signum).name
+            played = latest[-1].played if latest else 0
+            console.print(f"stopped by {name}: {played} match(es) recorded by this run; the "
+                          "matches in flight were not recorded; run the same command again to "
+                          "resume", style="yellow", highlight=False)
+            return 128 + stop.signum
+        except SeasonBusy as error:
+            return fail(str(error))
+        except (EntrantsRefused, StoreError) as error:
+            return fail(str(error))
+        except SeasonError as error:
+            return fail(str(error), 2)
+        except RunStopped as error:
+            played = latest[-1].played if latest else 0
+            return fail(f"stopped after recording {played} match(es) in this run: {error}")
 
-            def on_outcome(outcome: JobOutcome, summary: RunSummary) -> None:
-                done = summary.played + summary.failed
-                per_minute = done / max(time.perf_counter() - started, 1e-9) * 60
-                progress.update(task, completed=done, failed=summary.failed,
-                                rate=f"{per_minute:.1f}/min")
-                if outcome.error:
-                    last = outcome.error.strip().splitlines()[-1]
-                    progress.console.print(f"[red]match {outcome.match_id} failed:[/red] {last}")
 
-            summary = run_season(season, executor, on_outcome, key=args.key)
-    except KeyboardInterrupt:
-        executor.shutdown()
-        console.print("[yellow]stopped: matches in flight were killed and not recorded; "
-                      "run the same command again to resume[/yellow]")
-        return 130
+def _play(season: Season, executor: Executor, placement: str, console: Console,
+          latest: list[RunSummary], started: float, key: bytes | None) -> int:
+    def start(summary: RunSummary) -> None:
+        pending = summary.scheduled - summary.already_done
+        where = placement
+        if isinstance(executor, LocalExecutor) and executor.placement(pending):
+            where += ", a core each"
+        console.print(f"season [bold]{season.name}[/bold]: {len(season.entrants)} entrants, "
+                      f"{summary.scheduled} matches at {season.table_size}-player tables, "
+                      f"{summary.already_done} already done; sandbox "
+                      f"{season.sandbox.backend}; {escape(where)}; output "
+                      f"{escape(str(season.folder))}", highlight=False)
+
+    def note(text: str) -> None:
+        console.print(escape(text), highlight=False)
+
+    if console.is_terminal:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[failed]} failed"),
+                   TextColumn("{task.fields[rate]}"), TimeRemainingColumn())
+        progress = Progress(*columns, console=console)
+        task = progress.add_task("matches", total=None, failed=0, rate="")
+
+        def start_bar(summary: RunSummary) -> None:
+            start(summary)
+            progress.update(task, total=summary.scheduled - summary.already_done)
+            progress.start()
+
+        def on_bar(outcome: JobOutcome, summary: RunSummary) -> None:
+            latest.append(summary)
+            done = summary.played + summary.failed
+            per_minute = done / max(time.perf_counter() - started, 1e-9) * 60
+            progress.update(task, completed=done, failed=summary.failed,
+                            rate=f"{per_minute:.1f}/min")
+            _print_failure(progress.console, outcome)
+
+        try:
+            summary = run_season(season, executor, on_bar, note, start_bar, key=key)
+        finally:
+            progress.stop()
+    else:
+        plain: PlainProgress | None = None
+
+        def start_line(summary: RunSummary) -> None:
+            nonlocal plain
+            start(summary)
+            plain = PlainProgress(summary.scheduled - summary.already_done, sys.stdout)
+
+        def on_line(outcome: JobOutcome, summary: RunSummary) -> None:
+            latest.append(summary)
+            assert plain is not None
+            plain.update(summary, force=summary.played + summary.failed == plain.total)
+            _print_failure(console, outcome)
+
+        summary = run_season(season, executor, on_line, note, start_line, key=key)
     console.print(f"played {summary.played}, failed {summary.failed}, "
-                  f"{summary.already_done} were already done; store {season.store_path}")
-    _print_standings(season, console)
+                  f"{summary.already_done} were already done; store "
+                  f"{escape(str(season.store_path))}", highlight=False)
+    store = SeasonStore(season.store_path, read_only=True)
+    try:
+        _print_standings(season, store, console)
+    finally:
+        store.close()
     return 1 if summary.failed else 0
 
 
-def _print_standings(season: Season, console: Console) -> None:
-    store = SeasonStore(season.store_path)
-    try:
-        board = leaderboard(store)
-        names = {int(str(e["id"])): f"{e['name']} {e['version']}" for e in store.entrants()}
-    finally:
-        store.close()
+def _print_failure(console: Console, outcome: JobOutcome) -> None:
+    if outcome.error and outcome.stop is None:
+        last = outcome.error.strip().splitlines()[-1]
+        console.print(f"[red]match {outcome.match_id} failed:[/red] {escape(last)}",
+                      highlight=False)
+
+
+def _print_standings(season: Season, store: SeasonStore, console: Console) -> None:
+    board = leaderboard(store)
+    names = {int(str(e["id"])): escape(f"{e['name']} {e['version']}")  # a bot names itself
+             for e in store.entrants()}
     if not console.is_terminal:  # piped or logged: do not squeeze the table into 80 columns
         console = Console(width=120)
     table = Table(title=f"{season.name}: standings (TrueSkill rating = mu - 3 sigma; "
@@ -128,26 +276,33 @@ def _print_standings(season: Season, console: Console) -> None:
     console.print(table)
 
 
+# -- readers ------------------------------------------------------------------------------
+
+
 def _season_status(args: argparse.Namespace) -> int:
     """How far the season is: matches done, failed, to play."""
     season = season_or_exit(args.season)
     if season is None:
         return 2
-    if not season.store_path.exists():
+    try:
+        with reading(season) as store:
+            counts = store.counts()
+            total = sum(counts.values())
+            print(f"season {season.name}: {counts['done']} done, {counts['failed']} failed, "
+                  f"{counts['scheduled']} to play, of {total}")
+            running = holder(season.folder)
+            if running is not None:
+                print(f"  being played now by `arena season run` ({running.describe()})")
+            for match in store.matches():
+                if match["status"] == "failed":
+                    error = str(match["error"] or "").strip().splitlines()
+                    print(f"  {match['match_id']} failed ({match['attempts']} attempt(s)): "
+                          f"{error[-1] if error else ''}")
+    except StoreMissing:
         print(f"season {season.name}: not started ({season.store_path} does not exist)")
         return 0
-    store, _, matches = open_store(season)
-    try:
-        counts = store.counts()
-        print(f"season {season.name}: {counts['done']} done, {counts['failed']} failed, "
-              f"{counts['scheduled']} to play, of {len(matches)}")
-        for match in store.matches():
-            if match["status"] == "failed":
-                error = str(match["error"] or "").strip().splitlines()
-                print(f"  {match['match_id']} failed ({match['attempts']} attempt(s)): "
-                      f"{error[-1] if error else ''}")
-    finally:
-        store.close()
+    except (StoreError, SeasonError) as error:
+        return reader_errors(season, error)
     return 0
 
 
@@ -156,11 +311,17 @@ def _season_standings(args: argparse.Namespace) -> int:
     season = season_or_exit(args.season)
     if season is None:
         return 2
-    if not season.store_path.exists():
-        print(f"arena season: {season.name} has no results yet", file=sys.stderr)
-        return 1
-    _print_standings(season, Console())
+    try:
+        with reading(season) as store:
+            _print_standings(season, store, Console())
+    except (StoreError, SeasonError) as error:
+        return reader_errors(season, error)
     return 0
+
+
+def _whole(value: float) -> float | int:
+    """Wins count ties as halves: a whole number is printed as one."""
+    return int(value) if float(value).is_integer() else value
 
 
 def _season_export(args: argparse.Namespace) -> int:
@@ -168,43 +329,71 @@ def _season_export(args: argparse.Namespace) -> int:
     season = season_or_exit(args.season)
     if season is None:
         return 2
-    store = SeasonStore(season.store_path)
     try:
-        entrants = {int(str(e["id"])): e for e in store.entrants()}
-        results = store.results()
-        board = leaderboard(store)
-    finally:
-        store.close()
-    out = open(args.out, "w", newline="") if args.out else sys.stdout  # noqa: SIM115
+        with reading(season) as store:
+            entrants = {int(str(e["id"])): e for e in store.entrants()}
+            results = store.results()
+            board = leaderboard(store)
+    except (StoreError, SeasonError) as error:
+        return reader_errors(season, error)
+    if args.format == "json":
+        text = json.dumps({
+            "season": season.name,
+            "ratings": [{"bot": entrants[s.entrant_id]["name"],
+                         "version": entrants[s.entrant_id]["version"],
+                         "mu": s.mu, "sigma": s.sigma, "conservative": s.conservative,
+                         "matches": s.matches, "wins": _whole(s.wins),
+                         "average_place": s.average_place, "average_score": s.average_score,
+                         "faults": s.faults} for s in board.standings],
+            "results": [{"match_id": r.match_id, "seat": r.seat,
+                         "bot": entrants[r.entrant_id]["name"],
+                         "version": entrants[r.entrant_id]["version"], "place": r.place,
+                         "score": r.score, "rounds_won": r.rounds_won,
+                         "strikes": r.strikes, "disqualified": r.disqualified,
+                         "faults": list(r.faults)} for r in results],
+        }, indent=2) + "\n"
+    else:
+        rows: list[list[object]] = [["match_id", "seat", "bot", "version", "place", "score",
+                                     "rounds_won", "strikes", "disqualified"]]
+        for r in results:
+            entrant = entrants[r.entrant_id]
+            rows.append([r.match_id, r.seat, entrant["name"], entrant["version"], r.place,
+                         r.score, r.rounds_won, r.strikes, int(r.disqualified)])
+        text = _csv(rows)
+    if args.out:
+        return _write_file(Path(args.out), text)
     try:
-        if args.format == "json":
-            json.dump({
-                "season": season.name,
-                "ratings": [{"bot": entrants[s.entrant_id]["name"],
-                             "version": entrants[s.entrant_id]["version"],
-                             "mu": s.mu, "sigma": s.sigma, "conservative": s.conservative,
-                             "matches": s.matches, "wins": s.wins,
-                             "average_place": s.average_place, "average_score": s.average_score,
-                             "faults": s.faults} for s in board.standings],
-                "results": [{"match_id": r.match_id, "seat": r.seat,
-                             "bot": entrants[r.entrant_id]["name"], "place": r.place,
-                             "score": r.score, "rounds_won": r.rounds_won,
-                             "strikes": r.strikes, "disqualified": r.disqualified,
-                             "faults": list(r.faults)} for r in results],
-            }, out, indent=2)
-            out.write("\n")
-        else:
-            writer = csv.writer(out)
-            writer.writerow(["match_id", "seat", "bot", "version", "place", "score",
-                             "rounds_won", "strikes", "disqualified"])
-            for r in results:
-                entrant = entrants[r.entrant_id]
-                writer.writerow([r.match_id, r.seat, entrant["name"], entrant["version"],
-                                 r.place, r.score, r.rounds_won, r.strikes,
-                                 int(r.disqualified)])
-    finally:
-        if out is not sys.stdout:
-            out.close()
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``| head``): quietly, as other tools do; stdout is pointed
+        # at /dev/null so that Python's own flush at exit fails no more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    return 0
+
+
+def _csv(rows: list[list[object]]) -> str:
+    import io
+
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(rows)
+    return buffer.getvalue()
+
+
+def _write_file(target: Path, text: str) -> int:
+    """Write ``text`` to ``target`` whole (a temporary file renamed), or say why not."""
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        partial.write_text(text, newline="")
+        partial.replace(target)
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            partial.unlink()
+        where = target.parent if not target.parent.is_dir() else target
+        fix = ("create that folder first" if not target.parent.is_dir()
+               else "choose a file you may write")
+        return fail(f"{where}: cannot write the export ({error.strerror}); {fix}")
     return 0
 
 
@@ -218,7 +407,10 @@ def _season_reveal(args: argparse.Namespace) -> int:
         print(f"arena season reveal: {season.name} has not been run "
               f"({season.store_path} does not exist)", file=sys.stderr)
         return 1
-    store = SeasonStore(season.store_path)
+    try:
+        store = SeasonStore(season.store_path)
+    except StoreError as error:
+        return fail(str(error), 1, "arena season reveal")
     try:
         known = store.meta("season_key")
         if known is None:
@@ -250,7 +442,8 @@ def register(commands: Any) -> None:
     run = season_commands.add_parser("run", help="play (or resume) a season",
                                      description=_season_run.__doc__)
     run.add_argument("season", metavar="SEASON.toml")
-    run.add_argument("--parallelism", type=int, help="matches at once (overrides the file)")
+    run.add_argument("--parallelism", type=int,
+                     help=f"matches at once, 1 to {MAX_PARALLELISM} (overrides the file)")
     run.add_argument("--cluster", metavar="ADDRESS",
                      help="run the matches on a Dask cluster, e.g. tcp://head:8786")
     run.add_argument("--key", type=key_argument, metavar="HEX",

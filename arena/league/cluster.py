@@ -7,7 +7,9 @@ into the season folder and the store, so the store stays the source of truth: Da
 futures in memory only, and a restarted driver resumes from the store as locally.
 
 A task whose worker dies is retried by Dask; one that keeps killing workers
-(``distributed.scheduler.allowed-failures``) ends as a failed match with its reason.
+(``distributed.scheduler.allowed-failures``) ends as a failed match with its reason. Each
+match's future is released as soon as its result is stored: Dask recomputes a lost result
+only while someone still wants it, so a lost worker costs only the matches it was playing.
 
 Workers are pinned to cores as the local executor's are (``core_plan``), host by host: a
 host whose workers (connected when the season starts) fill its cores gets one core per
@@ -20,10 +22,11 @@ import contextlib
 import dataclasses
 import io
 import os
+import shutil
 import tarfile
 import tempfile
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -34,8 +37,11 @@ from arena.league.executor import (
     core_plan,
     pin_process,
     play_job,
+    starting_workers,
     usable_cores,
 )
+from arena.league.preflight import ProbeJob, probe_entrants
+from arena.processes import owner_tag
 from arena.sandbox.manifest import BotManifest
 
 CACHE = Path(os.environ.get("ARENA_BOT_CACHE", Path(tempfile.gettempdir()) / "arena-bot-cache"))
@@ -69,25 +75,52 @@ def unpack_bot(content_hash: str, packed: bytes) -> Path:
     return target
 
 
+def work_folder(what: str) -> Path:
+    """A worker's temporary folder for one task, named after its owner (pid and start
+    time), so a start-up sweep removes it if the worker dies mid-task."""
+    return Path(tempfile.mkdtemp(prefix=f"arena-match-{owner_tag()}-{what}-"))
+
+
+def local_bots(bots: Sequence[BotManifest], packed: dict[str, bytes], hashes: Sequence[str],
+               shared: bool) -> tuple[BotManifest, ...]:
+    """The bots at their paths on this worker (unpacked into its cache unless shared)."""
+    if shared:
+        return tuple(bots)
+    return tuple(dataclasses.replace(bot, folder=unpack_bot(h, packed[h]))
+                 for bot, h in zip(bots, hashes, strict=True))
+
+
 def remote_play(job: MatchJob, packed: dict[str, bytes], hashes: tuple[str, ...],
                 shared: bool) -> tuple[JobOutcome, bytes, dict[str, bytes]]:
     """Runs on a worker: play the match, return the outcome, the log and the bot output."""
-    work = Path(tempfile.mkdtemp(prefix=f"arena-{job.match_id}-"))
-    bots = job.bots
-    if not shared:
-        bots = tuple(dataclasses.replace(bot, folder=unpack_bot(h, packed[h]))
-                     for bot, h in zip(job.bots, hashes, strict=True))
-    local = dataclasses.replace(job, bots=bots, log_path=work / job.log_path.name,
-                                output_dir=work / "output")
-    outcome = play_job(local)
-    log = local.log_path.read_bytes() if local.log_path.exists() else b""
-    output = {}
-    if local.output_dir.exists():
-        output = {p.name: p.read_bytes() for p in local.output_dir.iterdir() if p.is_file()}
+    work = work_folder(job.match_id)
+    try:
+        bots = local_bots(job.bots, packed, hashes, shared)
+        local = dataclasses.replace(job, bots=bots, log_path=work / job.log_path.name,
+                                    output_dir=work / "output")
+        outcome = play_job(local)
+        log = local.log_path.read_bytes() if local.log_path.exists() else b""
+        output = {}
+        if local.output_dir.exists():
+            output = {p.name: p.read_bytes() for p in local.output_dir.iterdir() if p.is_file()}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     if outcome.record is not None:
         record = dataclasses.replace(outcome.record, log_path=str(job.log_path))
         outcome = dataclasses.replace(outcome, record=record)
     return outcome, log, output
+
+
+def remote_probe(jobs: list[ProbeJob], packed: dict[str, bytes], hashes: tuple[str, ...],
+                 shared: bool) -> list[str | None]:
+    """Runs on a worker: start each entrant once (``arena.league.preflight``)."""
+    work = work_folder("probe")
+    try:
+        bots = local_bots([job.bot for job in jobs], packed, hashes, shared)
+        return probe_entrants([dataclasses.replace(job, bot=bot, output_dir=work)
+                               for job, bot in zip(jobs, bots, strict=True)])
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def pin_workers(client: Any) -> dict[str, int]:
@@ -118,21 +151,52 @@ class DaskExecutor:
         self.pin_cores = pin_cores
         self.client: Any = None
         self.cluster: Any = None
+        self.shipped: dict[str, Any] = {}
+        """Bot content hash -> the future of its packed folder on the cluster."""
 
     def _connect(self) -> Any:
         from distributed import Client, LocalCluster
 
+        if self.client is not None:
+            return self.client
         if self.address:
             self.client = Client(self.address)  # type: ignore[no-untyped-call]
         else:
-            self.cluster = LocalCluster(  # type: ignore[no-untyped-call]
-                n_workers=self.workers, threads_per_worker=1, processes=True,
-                dashboard_address=None)
+            with starting_workers():  # Ctrl-C stops the driver, which closes the cluster
+                self.cluster = LocalCluster(  # type: ignore[no-untyped-call]
+                    n_workers=self.workers, threads_per_worker=1, processes=True,
+                    dashboard_address=None)
             self.client = Client(self.cluster)  # type: ignore[no-untyped-call]
             self.client.wait_for_workers(self.workers)
         if self.pin_cores:
             pin_workers(self.client)
         return self.client
+
+    def _ship(self, client: Any, bots: dict[str, BotManifest]) -> Any:
+        """The bots for the workers: scattered once per run (each worker fetches each bot
+        at most once), or nothing when the workers share the bot folders. The futures are
+        kept until shutdown: scattering the same bytes again reuses their keys, which
+        releasing the old futures would cancel."""
+        if self.shared_bots:
+            return {}
+        missing = {h: pack_bot(b.folder) for h, b in bots.items() if h not in self.shipped}
+        if missing:
+            self.shipped.update(client.scatter(missing, broadcast=True))
+        return {h: self.shipped[h] for h in bots}
+
+    def probe(self, jobs: Sequence[ProbeJob]) -> list[str | None]:
+        """On a worker, where the matches will run."""
+        if not jobs:
+            return []
+        client = self._connect()
+        hashes = tuple(job.bot.content_hash() for job in jobs)
+        packed = self._ship(client, dict(zip(hashes, (job.bot for job in jobs), strict=True)))
+        future = client.submit(remote_probe, list(jobs), packed, hashes, self.shared_bots,
+                               key=f"probe-{uuid.uuid4().hex[:8]}", pure=False)
+        try:
+            return list(future.result())
+        finally:
+            future.release()
 
     def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
         from distributed import as_completed
@@ -148,11 +212,7 @@ class DaskExecutor:
                 hashes = tuple(bot.content_hash() for bot in job.bots)
                 bots.update(zip(hashes, job.bots, strict=True))
                 hashes_by_job.append(hashes)
-            packed: Any = {}
-            if not self.shared_bots:
-                # Scattered once: each worker fetches every bot at most once.
-                packed = client.scatter({h: pack_bot(b.folder) for h, b in bots.items()},
-                                        broadcast=True)
+            packed = self._ship(client, bots)
             futures = {
                 client.submit(remote_play, job, packed, hashes, self.shared_bots,
                               key=f"match-{job.match_id}-{uuid.uuid4().hex[:8]}", pure=False,
@@ -160,10 +220,11 @@ class DaskExecutor:
                 for job, hashes in zip(jobs, hashes_by_job, strict=True)
             }
             for future in as_completed(futures):  # type: ignore[no-untyped-call]
-                job = futures[future]
+                job = futures.pop(future)
                 try:
                     outcome, log, output = future.result()
                 except Exception as error:  # KilledWorker after allowed-failures, or a bug
+                    future.release()
                     yield JobOutcome(job.match_id, None,
                                      f"the match failed on the cluster: {error!r}")
                     continue
@@ -177,10 +238,14 @@ class DaskExecutor:
                     for name, data in output.items():
                         (job.output_dir / name).write_bytes(data)
                 yield outcome
+                # The driver has stored it: nobody wants it any more, so a worker lost from
+                # now on does not make the scheduler compute it again.
+                future.release()
         finally:
             self.shutdown()
 
     def shutdown(self) -> None:
+        self.shipped.clear()
         client, self.client = self.client, None
         cluster, self.cluster = self.cluster, None
         if client is not None:

@@ -1,21 +1,45 @@
-"""Running a season: schedule, resume from the store, execute, record, rate."""
+"""Running a season: schedule, resume from the store, execute, record, rate.
+
+A run holds the season's output folder (``arena.league.lock``), sweeps what killed runs
+left behind (``arena.sandbox.sweep``), checks that the store belongs to this season file,
+builds and probes every entrant that has matches to play (``arena.league.preflight``: one
+broken entrant refuses the season before any match), then records each match's result as
+it comes. A run stopped by a signal or a full disk records nothing half-done: run again to
+resume.
+"""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from arena.league.executor import Executor, JobOutcome, LocalExecutor, MatchJob
+from arena.league.executor import Executor, JobOutcome, LocalExecutor, MatchJob, host_trouble
+from arena.league.lock import SeasonLock
+from arena.league.preflight import ProbeJob, describe_broken
 from arena.league.schedule import ScheduledMatch, schedule
 from arena.league.season import Season, SeasonError
-from arena.league.store import SeasonStore
+from arena.league.store import SeasonStore, StoreError, StoreMissing, store_trouble
 from arena.rating import Leaderboard, rate_season
 from arena.rules.options import unsupported_message
 from arena.rules.seeds import KEY_BYTES, MatchSeed, key_commitment
 from arena.sandbox.manifest import BotManifest
+
+
+class SeasonChanged(SeasonError):
+    """The season file no longer describes the season its store holds."""
+
+
+class EntrantsRefused(SeasonError):
+    """Entrants that cannot play (build failed, no hello): the season was not started."""
+
+
+class RunStopped(Exception):
+    """The run cannot go on (a full disk ...): nothing half-done; run again to resume."""
 
 
 @dataclass(frozen=True)
@@ -42,32 +66,110 @@ def _fingerprint(season: Season, matches: list[ScheduledMatch]) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
+SCHEDULE_SETTINGS = ("table_size", "matches_per_group", "duplicate_deals")
+
+
+@dataclass(frozen=True)
+class SeasonChanges:
+    """How a season file differs from the season its store holds."""
+
+    season: tuple[str, ...]
+    """Entrants, schedule or rules: the store cannot go on with this file."""
+    bots: tuple[str, ...]
+    """Entrants whose folder changed since the last run: their remaining matches will be
+    played by the new content (a new version), which a run allows."""
+
+    def message(self, season: Season) -> str:
+        return (f"{season.path}: {'; '.join(self.season)}, since this season started in "
+                f"{season.folder}; restore the season file, or give the changed season a new "
+                "[output] folder")
+
+    def notes(self) -> list[str]:
+        return [f"{change}: its remaining matches will be played by the new content (a new "
+                "version in the standings) when the season runs again; restore the folder "
+                "to keep the old one" for change in self.bots]
+
+
+def _difference(name: str, before: object, after: object) -> str | None:
+    return None if before == after else f"{name} {before!r} -> {after!r}"
+
+
+def season_changes(season: Season, store: SeasonStore, matches: list[ScheduledMatch]
+                   ) -> SeasonChanges:
+    """What changed between ``season`` and the season ``store`` was started with."""
+    changes: list[str] = []
+    if store.meta("fingerprint") != _fingerprint(season, matches):
+        settings = json.loads(store.meta("settings") or "{}")
+        folders = store.meta("entrant_folders")
+        if folders is not None:
+            before, now = json.loads(folders), [str(m.folder) for m in season.entrants]
+            added = [f for f in now if f not in before]
+            removed = [f for f in before if f not in now]
+            if added or removed:
+                changes.append("the entrants changed (" + ", ".join(
+                    [f"added {f}" for f in added] + [f"removed {f}" for f in removed]) + ")")
+            elif before != now:
+                changes.append("the entrants changed (listed in another order)")
+        if settings:
+            schedule_changes = [d for key in SCHEDULE_SETTINGS if (d := _difference(
+                key, settings.get(key), getattr(season, key))) is not None]
+            if schedule_changes:
+                changes.append(f"the schedule changed ({', '.join(schedule_changes)})")
+            rules = season.rules.to_dict()
+            rule_changes = [d for key in sorted(set(rules) | set(settings.get("rules", {})))
+                            if (d := _difference(key, settings.get("rules", {}).get(key),
+                                                 rules.get(key))) is not None]
+            if rule_changes:
+                changes.append(f"the rules changed ({', '.join(rule_changes)})")
+        if not changes:
+            changes.append("the entrants, schedule or rules changed")
+    latest: dict[str, str] = {}
+    for entrant in store.entrants():  # in id order: the last one is the latest version
+        latest[str(entrant["folder"])] = str(entrant["hash"])
+    bots = []
+    for bot in season.entrants:
+        known = latest.get(str(bot.folder))
+        try:
+            content = bot.content_hash()
+        except OSError as error:
+            bots.append(f"bot {bot.label} ({bot.folder}) cannot be read ({error.strerror})")
+            continue
+        if known is not None and known != content:
+            bots.append(f"bot {bot.label} ({bot.folder}) changed since the last run")
+    return SeasonChanges(tuple(changes), tuple(bots))
+
+
 def open_store(season: Season) -> tuple[SeasonStore, list[int], list[ScheduledMatch]]:
-    """Open (or create) the season's store and check it belongs to this season file."""
+    """Open (or create) the season's store for a run and check it belongs to this season
+    file (SeasonChanged if not; StoreError for a damaged store)."""
     matches = season_schedule(season)
     store = SeasonStore(season.store_path)
-    fingerprint = _fingerprint(season, matches)
-    known = store.meta("fingerprint")
-    if known is None:
-        store.set_meta("fingerprint", fingerprint)
-        store.set_meta("name", season.name)
-        store.set_meta("season_file", str(season.path))
-        store.set_meta("settings", json.dumps({
-            "table_size": season.table_size, "matches_per_group": season.matches_per_group,
-            "duplicate_deals": season.duplicate_deals,
-            "rules": season.rules.to_dict(), "limits": season.limits.to_record(),
-            "sandbox": season.sandbox.to_dict()}, sort_keys=True))
-    elif known != fingerprint:
+    try:
+        fingerprint = _fingerprint(season, matches)
+        known = store.meta("fingerprint")
+        if known is None:
+            store.set_metas({
+                "fingerprint": fingerprint,
+                "name": season.name,
+                "season_file": str(season.path),
+                "entrant_folders": json.dumps([str(m.folder) for m in season.entrants]),
+                "settings": json.dumps({
+                    "table_size": season.table_size,
+                    "matches_per_group": season.matches_per_group,
+                    "duplicate_deals": season.duplicate_deals,
+                    "rules": season.rules.to_dict(), "limits": season.limits.to_record(),
+                    "sandbox": season.sandbox.to_dict()}, sort_keys=True)})
+        elif known != fingerprint:
+            raise SeasonChanged(season_changes(season, store, matches).message(season))
+        ids = [store.entrant_id(m.name, m.version, str(m.folder), m.content_hash(),
+                                {"name": m.name, "version": m.version, "author": m.author,
+                                 "language": m.language, "run": list(m.run),
+                                 "build": list(m.build), "protocol": m.protocol})
+               for m in season.entrants]
+        store.schedule(matches, ids)
+    except BaseException:
         store.close()
-        raise SeasonError(
-            f"{season.path}: the entrants, schedule or rules changed since this season "
-            f"started in {season.folder}; give the changed season a new [output] folder")
-    ids = [store.entrant_id(m.name, m.version, str(m.folder), m.content_hash(),
-                            {"name": m.name, "version": m.version, "author": m.author,
-                             "language": m.language, "run": list(m.run),
-                             "build": list(m.build), "protocol": m.protocol})
-           for m in season.entrants]
-    store.schedule(matches, ids)
+        raise
     return store, ids, matches
 
 
@@ -78,8 +180,7 @@ def season_key(store: SeasonStore, given: bytes | None = None) -> bytes:
     known = store.meta("season_key")
     if known is None:
         key = given if given is not None else secrets.token_bytes(KEY_BYTES)
-        store.set_meta("season_key", key.hex())
-        store.set_meta("key_commitment", key_commitment(key))
+        store.set_metas({"season_key": key.hex(), "key_commitment": key_commitment(key)})
         return key
     key = bytes.fromhex(known)
     if given is not None and given != key:
@@ -98,42 +199,103 @@ def check_variant_support(season: Season) -> None:
         raise SeasonError(f"{season.path}: [rules] " + "; ".join(filter(None, problems)))
 
 
+def read_store(season: Season) -> tuple[SeasonStore, list[ScheduledMatch], SeasonChanges]:
+    """The season's store opened read-only (a run may be writing it), after checking it
+    belongs to this season file: StoreMissing if the season has not been run,
+    SeasonChanged if the file changed under it, StoreError if it is damaged."""
+    matches = season_schedule(season)
+    store = SeasonStore(season.store_path, read_only=True)
+    try:
+        if store.meta("fingerprint") is None:  # created, but no run got further
+            raise StoreMissing(f"{season.store_path}: no match scheduled yet")
+        changes = season_changes(season, store, matches)
+        if changes.season:
+            raise SeasonChanged(changes.message(season))
+    except BaseException:
+        store.close()
+        raise
+    return store, matches, changes
+
+
+def _folder_trouble(season: Season, error: OSError) -> StoreError:
+    """An output folder the run cannot write (or a full disk)."""
+    where = Path(error.filename or season.folder)
+    if host_trouble(error) is not None and error.errno not in (errno.EROFS,):
+        return store_trouble(where, error)
+    return StoreError(f"{where}: cannot write the season's output folder ({error.strerror}); "
+                      "give the season an [output] folder it may write")
+
+
 def run_season(season: Season, executor: Executor | None = None,
                on_outcome: Callable[[JobOutcome, RunSummary], None] | None = None,
+               on_note: Callable[[str], None] | None = None,
+               on_start: Callable[[RunSummary], None] | None = None,
                key: bytes | None = None) -> RunSummary:
     """Play every match not yet recorded; safe to stop at any moment and run again.
-    ``key``: the season key to use at the first run (default: a fresh secret one)."""
+    ``key``: the season key to use at the first run (default: a fresh secret one).
+    ``on_start`` hears what is to play (once the season is held and its store checked),
+    ``on_note`` what is being done before the first match, ``on_outcome`` each match.
+
+    Raises SeasonBusy (another run holds the season), SeasonChanged, StoreError (a damaged
+    store, an unwritable folder), EntrantsRefused (nothing was played) or RunStopped (a full
+    disk: what was recorded stays, the rest waits for the next run)."""
+    from arena.sandbox.sweep import sweep_leftovers
+
     check_variant_support(season)
-    store, _, matches = open_store(season)
+    executor = executor or LocalExecutor(season.parallelism, season.pin_cores)
+    lock = SeasonLock(season.folder)
     try:
-        secret = season_key(store, key)
-        # Logs of matches that were in flight when an earlier run died.
+        lock.acquire()
+    except OSError as error:
+        raise _folder_trouble(season, error) from None
+    try:
+        sweep_leftovers()
+        store, _, matches = open_store(season)
+        try:
+            secret = season_key(store, key)
+            return _run(season, store, matches, secret, executor, on_outcome, on_note,
+                        on_start)
+        finally:
+            store.close()
+    finally:
+        executor.shutdown()
+        lock.release()
+
+
+def _run(season: Season, store: SeasonStore, matches: list[ScheduledMatch], secret: bytes,
+         executor: Executor, on_outcome: Callable[[JobOutcome, RunSummary], None] | None,
+         on_note: Callable[[str], None] | None,
+         on_start: Callable[[RunSummary], None] | None) -> RunSummary:
+    # Logs of matches that were in flight when an earlier run died (no run holds the
+    # season but this one: the lock says so).
+    try:
         for partial in season.logs.glob("*.partial"):
             partial.unlink(missing_ok=True)
-        pending = set(store.pending())
-        by_id = {m.match_id: m for m in matches}
-        needed = {e for m in matches if m.match_id in pending for e in m.seats}
-        ready, broken = prepare_entrants(season, needed)
-        failures: list[tuple[str, str]] = []
-        for match in matches:
-            reasons = [broken[e] for e in match.seats if e in broken]
-            if match.match_id in pending and reasons:
-                store.record_failure(match.match_id, reasons[0])
-                failures.append((match.match_id, reasons[0]))
-                pending.discard(match.match_id)
-        jobs = [
-            MatchJob(match_id=m.match_id, seed=MatchSeed.keyed(secret, m.chance),
-                     bots=tuple(ready[e] for e in m.seats), rules=season.rules,
-                     limits=season.limits, sandbox=season.sandbox,
-                     log_path=season.logs / f"{m.match_id}.jsonl.gz",
-                     output_dir=season.logs / m.match_id)
-            for m in matches if m.match_id in pending and m.match_id in by_id]
-        executor = executor or LocalExecutor(season.parallelism, season.pin_cores)
-        played = 0
-        failed = len(failures)
-        already = len(matches) - len(jobs) - failed
-        summary = RunSummary(len(matches), already, 0, failed, tuple(failures))
-        for outcome in executor.run(jobs):
+        season.logs.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise _folder_trouble(season, error) from None
+    pending = set(store.pending())
+    if on_start is not None:
+        on_start(RunSummary(len(matches), len(matches) - len(pending), 0, 0, ()))
+    needed = {e for m in matches if m.match_id in pending for e in m.seats}
+    ready = check_entrants(season, needed, executor, on_note)
+    jobs = [
+        MatchJob(match_id=m.match_id, seed=MatchSeed.keyed(secret, m.chance),
+                 bots=tuple(ready[e] for e in m.seats), rules=season.rules,
+                 limits=season.limits, sandbox=season.sandbox,
+                 log_path=season.logs / f"{m.match_id}.jsonl.gz",
+                 output_dir=season.logs / m.match_id)
+        for m in matches if m.match_id in pending]
+    played = failed = 0
+    failures: list[tuple[str, str]] = []
+    already = len(matches) - len(jobs)
+    summary = RunSummary(len(matches), already, 0, 0, ())
+    outcomes = executor.run(jobs)
+    try:
+        for outcome in outcomes:
+            if outcome.stop is not None:
+                raise RunStopped(f"{outcome.stop}; match {outcome.match_id} was not recorded: "
+                                 "fix that, then run the same command again to resume")
             if outcome.record is not None:
                 store.record(outcome.record)
                 played += 1
@@ -144,16 +306,50 @@ def run_season(season: Season, executor: Executor | None = None,
             summary = RunSummary(len(matches), already, played, failed, tuple(failures))
             if on_outcome is not None:
                 on_outcome(outcome, summary)
-        return summary
+    except OSError as error:  # the driver's own writes (logs shipped back by a cluster)
+        trouble = host_trouble(error)
+        if trouble is None:
+            raise
+        raise RunStopped(f"{trouble}: fix that, then run the same command again to resume"
+                         ) from None
     finally:
-        store.close()
+        close = getattr(outcomes, "close", None)
+        if close is not None:
+            close()
+    return summary
 
 
-def prepare_entrants(season: Season, needed: set[int]
+def check_entrants(season: Season, needed: set[int], executor: Executor,
+                   on_note: Callable[[str], None] | None = None) -> list[BotManifest]:
+    """Build every needed entrant, then start each once where the matches run; the
+    manifests to play with. EntrantsRefused, naming every broken entrant, if any is."""
+    ready, broken = prepare_entrants(season, needed)
+    probed = sorted(e for e in needed if e not in broken)
+    if on_note is not None and probed:
+        on_note(f"checking that {len(probed)} entrant(s) start and say hello")
+    try:
+        reasons = executor.probe([ProbeJob(ready[e], season.sandbox, season.limits,
+                                           season.folder / "probe") for e in probed])
+    except Exception as error:  # the probe's worker died (OOM killer ...), a cluster error
+        raise RunStopped(f"the entrants could not be checked before the first match "
+                         f"({error!r}); run the same command again") from None
+    for entrant, reason in zip(probed, reasons, strict=True):
+        if reason is not None:
+            broken[entrant] = reason
+    if broken:
+        entrants = [(season.entrants[e], broken[e]) for e in sorted(broken)]
+        raise EntrantsRefused(
+            f"{season.path}: {len(entrants)} entrant(s) cannot play, so no match was played: "
+            f"{describe_broken(entrants)}; fix them (or remove them from the entrants), "
+            "then run again")
+    return ready
+
+
+def prepare_entrants(season: Season, needed: set[int] | Sequence[int]
                      ) -> tuple[list[BotManifest], dict[int, str]]:
     """Run each needed entrant's build step once (sandboxed; reused while its content is
     unchanged). Returns the manifests to play with and, for entrants whose build failed,
-    the reason: their matches fail with it and the rest of the season goes on."""
+    the reason."""
     from arena.sandbox import BuildError, SandboxError, limits_from, prepare
 
     ready = list(season.entrants)
@@ -166,7 +362,13 @@ def prepare_entrants(season: Season, needed: set[int]
         try:
             ready[index] = prepare(bot, season.sandbox.backend, limits, season.folder)
         except (BuildError, SandboxError) as error:
-            broken[index] = f"entrant {bot.label} could not be built: {error}"
+            lines = str(error).strip().splitlines() or [repr(error)]
+            said = [line.strip(" |") for line in lines[1:]
+                    if line.strip(" |") and line.strip() != "(no output)"]
+            broken[index] = (lines[0].removeprefix(f"bot {bot.label} ({bot.folder}): ")
+                             .rstrip(":") + (f"; its last words: {said[-1]}" if said else ""))
+        except OSError as error:
+            broken[index] = f"the build could not run: {error}"
     return ready, broken
 
 

@@ -6,6 +6,11 @@ executor (Dask) implements the same two methods, so nothing else changes.
 
 When the workers fill the machine's cores, each worker is pinned to a core of its own, and
 its match (the referee, the sandbox launcher, the bots) runs there: see :func:`core_plan`.
+
+Workers die with their driver, however it dies: each asks the kernel for SIGTERM when its
+parent ends (``PR_SET_PDEATHSIG``). On SIGTERM a worker cancels the match it plays (the
+referee's clean-up kills the bots and stops its server) and exits at once; the match is not
+recorded, and a resumed run plays it again.
 """
 
 from __future__ import annotations
@@ -13,18 +18,20 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import ctypes
+import errno
+import hashlib
 import multiprocessing
 import os
 import signal
-import sys
 import threading
-import time
 import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from arena.league.preflight import ProbeJob, probe_entrants
 from arena.league.season import SandboxSettings
 from arena.league.store import MatchRecord, SeatResult
 from arena.referee.launch import SeatLauncher
@@ -54,9 +61,39 @@ class JobOutcome:
     match_id: str
     record: MatchRecord | None
     error: str | None = None
+    stop: str | None = None
+    """Why the season cannot go on (a full disk, a read-only file system): the match is not
+    a failure of its bots, and the next matches would meet the same trouble."""
+
+
+HOST_TROUBLE = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+                errno.EROFS: "the file system is read-only", errno.EFBIG: "the file is too large",
+                errno.EIO: "an input/output error"}
+"""OSErrors that stop the season rather than fail the match: free space (or fix the disk),
+then run again."""
+
+
+def host_trouble(error: BaseException, writing: Path | None = None) -> str | None:
+    """``error`` (or what caused it) as a host problem that stops the season, or None.
+    ``writing``: the file being written, when the error does not name one."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in HOST_TROUBLE:
+            where = current.filename or writing
+            prefix = f"{where}: " if where else ""
+            return f"{prefix}{HOST_TROUBLE[current.errno]} ({current.strerror})"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 class Executor(Protocol):
+    def probe(self, jobs: Sequence[ProbeJob]) -> list[str | None]:
+        """Start each entrant once where its matches will run: for each, None (it said
+        hello) or why it cannot play (``arena.league.preflight``)."""
+        ...
+
     def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
         """Run the jobs, yielding each outcome as it finishes."""
         ...
@@ -75,24 +112,78 @@ def seat_launcher(settings: SandboxSettings, bot: BotManifest, log_dir: Path, la
     return sandbox.season_launcher(settings, bot, log_dir, label)
 
 
+def sandbox_header(settings: SandboxSettings, descriptions: Sequence[dict[str, Any]]
+                   ) -> dict[str, Any]:
+    """The log header's sandbox record: what the seats' launchers actually are (a backend
+    that could not run is replaced by another, and says so), with every seat's warnings,
+    and the season's settings as asked for under ``requested``."""
+    records = [d for d in descriptions if d]
+    header: dict[str, Any] = dict(records[0]) if records else {}
+    backends = sorted({str(r.get("backend")) for r in records})
+    if len(backends) > 1:
+        header["backend"] = " + ".join(backends)
+    warnings: list[str] = []
+    for record in records:
+        warnings += [w for w in record.get("warnings", []) if w not in warnings]
+    header["warnings"] = warnings
+    header.setdefault("backend", settings.backend)
+    header["requested"] = settings.to_dict()
+    return header
+
+
+Result = TypeVar("Result")
+
+_handles_sigterm = False
+"""Set in local worker processes: a match in the main thread is cancelled on SIGTERM."""
+
+
+async def _cancellable(work: Awaitable[Result]) -> Result:
+    """``work``, cancelled on SIGTERM: a match's clean-up kills its bots, stops its server."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+
+    def cancel_once() -> None:
+        # A second SIGTERM (the pool stops every worker once one has ended) must not cut
+        # the clean-up short.
+        if not task.cancelling():
+            task.cancel()
+
+    loop.add_signal_handler(signal.SIGTERM, cancel_once)
+    try:
+        return await work
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, _terminate)
+
+
 def play_job(job: MatchJob) -> JobOutcome:
     """Play one scheduled match (in a worker process or a cluster task)."""
+    cancellable = _handles_sigterm and threading.current_thread() is threading.main_thread()
     try:
         seats = []
-        description: dict[str, Any] = {}
+        descriptions = []
         for seat, bot in enumerate(job.bots):
             launcher, description = seat_launcher(job.sandbox, bot, job.output_dir,
                                                   f"seat{seat}-{bot.name}")
             seats.append(launcher)
+            descriptions.append(description)
         spec = MatchSpec(job.match_id, job.seed, len(job.bots), job.rules, job.limits,
-                         job.log_path, sandbox={**description, **job.sandbox.to_dict()})
-        outcome = asyncio.run(run_match(spec, list(seats)))
-    except Exception:
-        return JobOutcome(job.match_id, None, traceback.format_exc(limit=8))
+                         job.log_path, sandbox=sandbox_header(job.sandbox, descriptions))
+        match = run_match(spec, list(seats))
+        outcome = asyncio.run(_cancellable(match) if cancellable else match)
+        log_sha256 = hashlib.sha256(job.log_path.read_bytes()).hexdigest()
+    except asyncio.CancelledError:
+        if cancellable:  # SIGTERM: the bots are dead, the driver is stopping
+            os._exit(128 + signal.SIGTERM)
+        raise
+    except Exception as error:
+        return JobOutcome(job.match_id, None, traceback.format_exc(limit=8),
+                          stop=host_trouble(error, job.log_path))
     record = MatchRecord(
         match_id=job.match_id, seconds=outcome.seconds, decisions=outcome.decisions,
         rounds=outcome.rounds, round_limit_reached=outcome.round_limit_reached,
-        log_path=str(job.log_path),
+        log_path=str(job.log_path), log_sha256=log_sha256,
         seats=tuple(
             SeatResult(seat=r.seat, place=outcome.places[r.seat], score=outcome.scores[r.seat],
                        rounds_won=outcome.rounds_won[r.seat], strikes=r.strikes,
@@ -103,20 +194,52 @@ def play_job(job: MatchJob) -> JobOutcome:
     return JobOutcome(job.match_id, record)
 
 
-def _terminate(*_: object) -> None:
-    # Raise so run_match's clean-up kills the bots; exit hard if that clean-up hangs.
-    threading.Timer(5.0, os._exit, (143,)).start()
-    sys.exit(143)
+def probe_job(jobs: Sequence[ProbeJob]) -> list[str | None]:
+    """``probe_entrants`` in a worker process: cancelled, its bots killed, on SIGTERM."""
+    cancellable = _handles_sigterm and threading.current_thread() is threading.main_thread()
+    try:
+        return probe_entrants(jobs, _cancellable if cancellable else None)
+    except asyncio.CancelledError:
+        if cancellable:
+            os._exit(128 + signal.SIGTERM)
+        raise
 
 
-def _watch_driver(driver: int) -> None:
-    """A driver killed with SIGKILL cannot stop its workers: each worker notices it is
-    gone (it has a new parent) and ends itself, so no match outlives the run."""
-    while os.getppid() == driver:
-        time.sleep(0.5)
-    os.kill(os.getpid(), signal.SIGTERM)
-    time.sleep(5)
-    os._exit(143)
+def _terminate(signum: int, _: object) -> None:
+    """SIGTERM outside a match: nothing of ours to clean up (the sandbox launcher ends
+    with this process and kills what it started)."""
+    os._exit(128 + signum)
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel send SIGTERM to this process when its parent ends; if the parent
+    ended already (before this was set), end now (prctl(2) advises that check)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != parent:
+        os._exit(128 + signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def starting_workers() -> Iterator[None]:
+    """Worker processes started inside ignore SIGINT from their first instruction (the
+    disposition is inherited through exec, where a handler or a blocked mask is not): a
+    Ctrl-C at the terminal, sent to the whole foreground group, reaches only the driver,
+    which stops them itself, instead of interrupting each while it imports (a traceback
+    apiece). A Ctrl-C meanwhile is lost: a few milliseconds for a pool, a second or two
+    while a LocalCluster starts."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def usable_cores() -> list[int]:
@@ -150,15 +273,17 @@ def pin_process(core: int) -> bool:
     return True
 
 
-def _worker_init(counter: Any = None, plan: Sequence[int] | None = None) -> None:
+def _worker_init(driver: int, counter: Any = None, plan: Sequence[int] | None = None) -> None:
+    global _handles_sigterm
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl-C does
+    _handles_sigterm = True
+    die_with_parent(driver)
     if counter is not None and plan:
         with counter.get_lock():
             index = counter.value
             counter.value += 1
         pin_process(plan[index % len(plan)])
-    signal.signal(signal.SIGTERM, _terminate)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl-C does
-    threading.Thread(target=_watch_driver, args=(os.getppid(),), daemon=True).start()
 
 
 class LocalExecutor:
@@ -170,6 +295,28 @@ class LocalExecutor:
         self.workers = workers
         self.pin_cores = pin_cores
         self.pool: concurrent.futures.ProcessPoolExecutor | None = None
+
+    def probe(self, jobs: Sequence[ProbeJob]) -> list[str | None]:
+        """In a worker process of its own, as matches run (not in the driver, which then
+        keeps no sandbox launcher nor gRPC state)."""
+        if not jobs:
+            return []
+        context = multiprocessing.get_context("spawn")
+        pool = concurrent.futures.ProcessPoolExecutor(
+            max_workers=1, mp_context=context, initializer=_worker_init,
+            initargs=(os.getpid(),))
+        with starting_workers():
+            future = pool.submit(probe_job, list(jobs))
+        finished = False
+        try:
+            reasons = future.result()
+            finished = True
+            return reasons
+        finally:
+            if finished:
+                pool.shutdown(wait=True)
+            else:
+                _stop(pool)
 
     def placement(self, jobs: int) -> list[int] | None:
         """The core of each worker that ``jobs`` matches start, or None: unpinned."""
@@ -185,8 +332,9 @@ class LocalExecutor:
         plan = self.placement(len(jobs))
         self.pool = concurrent.futures.ProcessPoolExecutor(
             max_workers=workers, mp_context=context, initializer=_worker_init,
-            initargs=(context.Value("i", 0), plan) if plan else ())
-        futures = {self.pool.submit(play_job, job): job for job in jobs}
+            initargs=(os.getpid(), context.Value("i", 0), plan) if plan else (os.getpid(),))
+        with starting_workers():  # they start as jobs are submitted
+            futures = {self.pool.submit(play_job, job): job for job in jobs}
         finished = False
         try:
             for future in concurrent.futures.as_completed(futures):
@@ -205,9 +353,14 @@ class LocalExecutor:
 
     def shutdown(self) -> None:
         pool, self.pool = self.pool, None
-        if pool is None:
-            return
-        for process in list(getattr(pool, "_processes", {}).values()):
-            if process.is_alive():
-                process.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            _stop(pool)
+
+
+def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:
+    """Stop a pool at once: SIGTERM to each worker (which cancels its match, the bots
+    killed), then wait for them."""
+    for process in list(getattr(pool, "_processes", {}).values()):
+        if process.is_alive():
+            process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)

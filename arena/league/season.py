@@ -208,6 +208,12 @@ def load_season(path: Path | str) -> Season:
         raise SeasonError(f"{path}: no such season file")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        line = path.read_bytes()[:error.start].count(b"\n") + 1
+        raise SeasonError(f"{path}: not UTF-8 text (byte 0x{error.object[error.start]:02x} on "
+                          f"line {line}); save the season file as UTF-8") from None
+    except OSError as error:
+        raise SeasonError(f"{path}: cannot read the season file ({error.strerror})") from None
     except tomllib.TOMLDecodeError as error:
         raise SeasonError(f"{path}: not valid TOML: {error}") from None
     unknown = sorted(set(data) - set(_KNOWN))

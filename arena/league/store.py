@@ -1,20 +1,28 @@
 """The season store: SQLite, the source of truth of a season.
 
-A match's result is written in one transaction, after its log is already on disk; a match
-that was in flight when the run died has no row and is simply played again on resume.
+A match's result is written in one transaction, after its log is already on disk, with the
+log's SHA-256 (so a log edited afterwards is noticed); a match that was in flight when the
+run died has no row and is simply played again on resume.
+
+A store is created whole (schema written under a temporary name, then renamed), so a store
+file that is empty or not a database is damage, never a season to start again: opening it
+raises StoreError naming the file. Readers (status, standings, export, report) open it
+read-only, so they may look while a run writes (SQLite's WAL).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from arena.league.schedule import ScheduledMatch
 
@@ -43,7 +51,8 @@ CREATE TABLE IF NOT EXISTS matches (
     decisions INTEGER,
     rounds INTEGER,
     round_limit_reached INTEGER,
-    log_path TEXT
+    log_path TEXT,
+    log_sha256 TEXT                  -- of the log file as recorded (NULL: older stores)
 );
 CREATE TABLE IF NOT EXISTS results (
     match_id TEXT NOT NULL REFERENCES matches(match_id),
@@ -58,6 +67,57 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (match_id, seat)
 );
 """
+
+MIGRATIONS = (
+    ("matches", "log_sha256", "ALTER TABLE matches ADD COLUMN log_sha256 TEXT"),
+)
+"""Columns added since the first stores: (table, column, statement adding it)."""
+
+REPAIR = ("restore it from a backup, or delete it to play the season again from the start "
+          "(the match logs are kept)")
+
+
+class StoreError(Exception):
+    """A season store that cannot be used; the message names the file and what to do."""
+
+
+class StoreMissing(StoreError):
+    """No store: the season has not been run."""
+
+
+def _nearly_full(path: Path) -> bool:
+    """Whether the file system holding ``path`` has (next to) no space left."""
+    try:
+        stats = os.statvfs(path.parent)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < 1024 * 1024
+
+
+def store_trouble(path: Path, error: BaseException) -> StoreError:
+    """A StoreError for ``error`` met while using the store at ``path``."""
+    text = str(error)
+    code = error.errno if isinstance(error, OSError) else None
+    name = str(getattr(error, "sqlite_errorname", ""))
+    if code in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in text or (
+            name.startswith("SQLITE_IOERR") and _nearly_full(path)):
+        # In WAL mode a full disk often shows as an I/O error (growing the log or its index).
+        return StoreError(f"{path}: the disk is full; nothing of the last change was "
+                          "recorded: free some space, then run the same command again")
+    if name.startswith("SQLITE_IOERR"):
+        return StoreError(f"{path}: cannot write the season store ({name}: {text}); nothing "
+                          "of the last change was recorded: check the disk it is on, then run "
+                          "the same command again")
+    if isinstance(error, sqlite3.DatabaseError) and (
+            "not a database" in text or "malformed" in text):
+        return StoreError(f"{path}: not a season store ({text}); {REPAIR}")
+    if code == errno.EROFS or "readonly" in text:
+        return StoreError(f"{path}: cannot write the season store (read-only file system or "
+                          "file); give the season an [output] folder it may write")
+    if isinstance(error, OSError):
+        return StoreError(f"{path}: {error.strerror or error}; give the season an [output] "
+                          "folder it may write")
+    return StoreError(f"{path}: the season store cannot be used ({text}); {REPAIR}")
 
 
 @dataclass(frozen=True)
@@ -82,6 +142,8 @@ class MatchRecord:
     round_limit_reached: bool
     log_path: str
     seats: tuple[SeatResult, ...]
+    log_sha256: str | None = None
+    """SHA-256 of the log file's bytes (the report checks the log against it)."""
 
 
 @dataclass(frozen=True)
@@ -97,51 +159,145 @@ class StoredResult:
     faults: tuple[dict[str, object], ...]
 
 
-class StoreError(Exception):
-    """A store this version cannot use; the message says why and what to do."""
+Params = ParamSpec("Params")
+Value = TypeVar("Value")
+
+
+def _reading(method: Callable[Params, Value]) -> Callable[Params, Value]:
+    """A read of the store: a damaged page raises StoreError naming the file."""
+    def read(*args: Params.args, **kwargs: Params.kwargs) -> Value:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.DatabaseError as error:
+            store = args[0]
+            assert isinstance(store, SeasonStore)
+            raise store_trouble(store.path, error) from None
+
+    read.__doc__, read.__name__ = method.__doc__, method.__name__
+    return read
+
+
+def _create(path: Path) -> None:
+    """Write an empty season store at ``path``, whole or not at all."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise store_trouble(Path(error.filename or path.parent), error) from None
+    partial = path.with_name(f"{path.name}.{os.getpid()}.new")
+    try:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{partial}{suffix}").unlink(missing_ok=True)
+        # The store holds the season key: only the organiser may read it (SQLite gives its
+        # -wal, -shm and -journal files the database file's permissions).
+        os.close(os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+        db = sqlite3.connect(partial, isolation_level=None)
+        try:
+            # A rollback journal while creating: each commit lands in the file itself (a
+            # write-ahead log might stay behind, under the temporary name, on a full disk);
+            # the run switches the store to WAL once it is in place.
+            db.execute("PRAGMA journal_mode=DELETE")
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(f"BEGIN; {SCHEMA} COMMIT;")
+        finally:
+            db.close()
+        os.replace(partial, path)
+    except (OSError, sqlite3.Error) as error:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(OSError):
+                Path(f"{partial}{suffix}").unlink()
+        raise store_trouble(path, error) from None
 
 
 class SeasonStore:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    """A season's store; ``read_only`` for readers (StoreMissing if there is none)."""
+
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
-        # The store holds the season key: only the organiser may read it (SQLite gives its
-        # -wal and -shm files the database file's permissions).
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-        self.db = sqlite3.connect(path, isolation_level=None)  # explicit transactions
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(SCHEMA)
-        columns = {row[1] for row in self.db.execute("PRAGMA table_info(matches)")}
-        if "chance" not in columns:
+        self.read_only = read_only
+        if not path.exists():
+            if read_only:
+                raise StoreMissing(f"{path}: no season store")
+            _create(path)
+        elif path.is_file() and path.stat().st_size == 0:
+            raise StoreError(f"{path}: the season store is empty (0 bytes), so it was "
+                             f"damaged (a store is never empty); {REPAIR}")
+        try:
+            if read_only:
+                self.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                          isolation_level=None)
+            else:
+                self.db = sqlite3.connect(path, isolation_level=None)  # explicit transactions
+        except sqlite3.Error as error:
+            raise store_trouble(path, error) from None
+        try:
+            tables = {row[0] for row in self.db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not {"meta", "entrants", "matches", "results"} <= tables:
+                raise StoreError(f"{path}: not a season store (an SQLite database without "
+                                 f"the season's tables); {REPAIR}")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            if not read_only:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=FULL")
+                self._migrate()
+            self.columns = {row[1] for row in self.db.execute("PRAGMA table_info(matches)")}
+            if "chance" not in self.columns:
+                raise StoreError(
+                    f"{path}: made by an older UNO Arena, whose deals came from public seeds; "
+                    "start the season again in a new [output] folder (its results stay here)")
+        except sqlite3.Error as error:
             self.db.close()
-            raise StoreError(
-                f"{path}: made by an older UNO Arena, whose deals came from public seeds; "
-                "start the season again in a new [output] folder (its results stay here)")
+            raise store_trouble(path, error) from None
+        except StoreError:
+            self.db.close()
+            raise
+
+    def _migrate(self) -> None:
+        """Add the columns newer versions record to a store an older version created."""
+        for table, column, statement in MIGRATIONS:
+            present = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                self.db.execute(statement)
 
     def close(self) -> None:
         self.db.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")
+        """One write transaction; a failure to write raises StoreError, nothing half-done."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise store_trouble(self.path, error) from None
         try:
             yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
+        except BaseException as error:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
+            if isinstance(error, sqlite3.OperationalError):
+                raise store_trouble(self.path, error) from None
             raise
-        self.db.execute("COMMIT")
+        try:
+            self.db.execute("COMMIT")
+        except sqlite3.Error as error:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
+            raise store_trouble(self.path, error) from None
 
     # -- set-up --------------------------------------------------------------------------
 
+    @_reading
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
+        self.set_metas({key: value})
+
+    def set_metas(self, values: dict[str, str]) -> None:
+        """Set several meta values in one transaction (all or none)."""
         with self.transaction() as db:
-            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
 
     def entrant_id(self, name: str, version: str, folder: str, content_hash: str,
                    manifest: dict[str, object]) -> int:
@@ -172,10 +328,12 @@ class SeasonStore:
 
     # -- results -------------------------------------------------------------------------
 
+    @_reading
     def pending(self) -> list[str]:
         return [row[0] for row in self.db.execute(
             "SELECT match_id FROM matches WHERE status != 'done' ORDER BY match_id")]
 
+    @_reading
     def seats_of(self, match_id: str) -> list[int]:
         row = self.db.execute("SELECT seats FROM matches WHERE match_id = ?",
                               (match_id,)).fetchone()
@@ -194,9 +352,10 @@ class SeasonStore:
             db.execute(
                 "UPDATE matches SET status = 'done', error = NULL, attempts = attempts + 1, "
                 "finished_at = ?, seconds = ?, decisions = ?, rounds = ?, "
-                "round_limit_reached = ?, log_path = ? WHERE match_id = ?",
+                "round_limit_reached = ?, log_path = ?, log_sha256 = ? WHERE match_id = ?",
                 (time.time(), record.seconds, record.decisions, record.rounds,
-                 int(record.round_limit_reached), record.log_path, record.match_id))
+                 int(record.round_limit_reached), record.log_path, record.log_sha256,
+                 record.match_id))
             db.executemany(
                 "INSERT INTO results VALUES (?,?,?,?,?,?,?,?,?)",
                 [(record.match_id, s.seat, entrants[s.seat], s.place, s.score, s.rounds_won,
@@ -211,6 +370,7 @@ class SeasonStore:
                        "WHERE match_id = ? AND status != 'done'",
                        (error[:2000], time.time(), match_id))
 
+    @_reading
     def counts(self) -> dict[str, int]:
         counts = {"scheduled": 0, "done": 0, "failed": 0}
         for status, count in self.db.execute(
@@ -218,6 +378,7 @@ class SeasonStore:
             counts[status] = count
         return counts
 
+    @_reading
     def results(self) -> list[StoredResult]:
         """Every seat's result, in schedule order (match id), then seat."""
         return [
@@ -228,6 +389,7 @@ class SeasonStore:
                 "disqualified, faults FROM results ORDER BY match_id, seat")
         ]
 
+    @_reading
     def entrants(self) -> list[dict[str, Any]]:
         return [
             {"id": r[0], "name": r[1], "version": r[2], "folder": r[3], "hash": r[4],
@@ -237,11 +399,14 @@ class SeasonStore:
                 "ORDER BY id")
         ]
 
+    @_reading
     def matches(self) -> list[dict[str, Any]]:
         columns = ("match_id", "chance", "grp", "deal", "seats", "status", "error", "attempts",
                    "finished_at", "seconds", "decisions", "rounds", "round_limit_reached",
-                   "log_path")
-        rows = self.db.execute(f"SELECT {', '.join(columns)} FROM matches ORDER BY match_id")
+                   "log_path", "log_sha256")
+        # A store of an older version, read without migrating it, lacks the newer columns.
+        selected = [c if c in self.columns else f"NULL AS {c}" for c in columns]
+        rows = self.db.execute(f"SELECT {', '.join(selected)} FROM matches ORDER BY match_id")
         out = []
         for row in rows:
             item = dict(zip(columns, row, strict=True))

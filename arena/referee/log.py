@@ -10,6 +10,7 @@ and the decisions; only latencies and wall-clock fields differ between runs.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
@@ -64,9 +65,12 @@ class MatchLogWriter:
         self._partial.replace(self.path)
 
     def abandon(self) -> None:
-        self._text.close()
-        self._raw.close()
-        self._partial.unlink(missing_ok=True)
+        """Drop the unfinished log (also when the disk is full: closing it may fail)."""
+        for stream in (self._text, self._raw):
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+        with contextlib.suppress(OSError):
+            self._partial.unlink(missing_ok=True)
 
 
 def read_log(path: Path) -> Iterator[dict[str, Any]]:

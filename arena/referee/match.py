@@ -23,6 +23,7 @@ from typing import Any
 import grpc
 
 from arena.bots.policies import GreedyPolicy, Policy
+from arena.processes import owner_tag
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.protocol.convert import (
     ProtocolError,
@@ -358,7 +359,8 @@ async def run_match(
     if len(launchers) != spec.players:
         raise ValueError("one launcher per seat")
     referee = _Referee(spec)
-    socket_dir = Path(tempfile.mkdtemp(prefix="arena-match-"))
+    # Named after its owner (pid and start time): a start-up sweep removes it if we die.
+    socket_dir = Path(tempfile.mkdtemp(prefix=f"arena-match-{owner_tag()}-"))
     os.chmod(socket_dir, 0o755)
     listen = address or f"unix:{socket_dir / 'referee.sock'}"
     server = grpc.aio.server(options=[
@@ -381,6 +383,7 @@ async def run_match(
     referee.tokens = {token: seat for seat, token in enumerate(tokens)}
     log = MatchLogWriter(spec.log_path) if spec.log_path else None
     started = time.perf_counter()
+    finished = False
     try:
         for seat, launcher in enumerate(launchers):
             env = {"ARENA_ADDRESS": listen, "ARENA_TOKEN": tokens[seat],
@@ -403,6 +406,7 @@ async def run_match(
                 processes.append(referee.processes[seat])
         loop = _MatchLoop(spec, referee, log)
         outcome = await loop.run(started, on_progress)
+        finished = True
         if log:
             log.close()
         return outcome
@@ -411,28 +415,37 @@ async def run_match(
             log.abandon()
         raise
     finally:
-        for connection in referee.connections.values():
-            connection.finished.set()
-        # Let well-behaved bots read the match end and hang up before they are killed.
-        closing = [asyncio.ensure_future(c.closed.wait())
-                   for c in referee.connections.values() if not c.closed.is_set()]
-        if closing:
-            _, pending = await asyncio.wait(closing, timeout=1.0)
-            for waiter in pending:
+        try:
+            for connection in referee.connections.values():
+                connection.finished.set()
+            # Let well-behaved bots read the match end and hang up before they are killed
+            # (not when the match was cancelled or broke: nobody told them it ended).
+            closing = [asyncio.ensure_future(c.closed.wait())
+                       for c in referee.connections.values() if not c.closed.is_set()]
+            if closing and finished:
+                _, pending = await asyncio.wait(closing, timeout=1.0)
+                for waiter in pending:
+                    waiter.cancel()
+            for waiter in closing:
                 waiter.cancel()
-        for process in processes:
-            process.kill()
-        # Streams of killed bots break now: let their handlers return before the server
-        # stops, rather than cancelling them mid-read (which grpc reports as an error).
-        closing = [asyncio.ensure_future(c.closed.wait())
-                   for c in referee.connections.values() if not c.closed.is_set()]
-        if closing:
-            _, pending = await asyncio.wait(closing, timeout=1.0)
-            for waiter in pending:
-                waiter.cancel()
-        await asyncio.sleep(0)
-        await server.stop(grace=0.5)
-        shutil.rmtree(socket_dir, ignore_errors=True)
+            for process in processes:
+                process.kill()
+            # Streams of killed bots break now: let their handlers return before the server
+            # stops, rather than cancelling them mid-read (which grpc reports as an error).
+            closing = [asyncio.ensure_future(c.closed.wait())
+                       for c in referee.connections.values() if not c.closed.is_set()]
+            if closing:
+                _, pending = await asyncio.wait(closing, timeout=1.0)
+                for waiter in pending:
+                    waiter.cancel()
+            await asyncio.sleep(0)
+            await server.stop(grace=0.5)
+        finally:
+            # Also when cancelled during the clean-up above (a worker stopped just as its
+            # match ended): no bot, no socket folder outlives the match.
+            for process in processes:
+                process.kill()
+            shutil.rmtree(socket_dir, ignore_errors=True)
 
 
 class _MatchLoop:

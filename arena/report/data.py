@@ -51,6 +51,8 @@ class MatchRow:
     log_path: str | None
     error: str | None
     finished_at: float | None
+    log_sha256: str | None = None
+    """SHA-256 of the log as recorded with the result (None: a store of an older version)."""
 
 
 @dataclass
@@ -107,7 +109,9 @@ def _slug(name: str, version: str, taken: set[str]) -> str:
 
 
 def load_season_data(store_path: Path) -> SeasonData:
-    store = SeasonStore(store_path)
+    """Read everything the site shows (the store opened read-only: a run may be writing;
+    StoreError if it is missing or damaged)."""
+    store = SeasonStore(store_path, read_only=True)
     try:
         name = store.meta("name") or store_path.parent.name
         settings = json.loads(store.meta("settings") or "{}")
@@ -141,7 +145,7 @@ def load_season_data(store_path: Path) -> SeasonData:
         MatchRow(m["match_id"], m["status"], m["chance"], m["seats"],
                  sorted(by_match.get(m["match_id"], []), key=lambda r: r.seat),
                  m["seconds"], m["decisions"], m["rounds"], bool(m["round_limit_reached"]),
-                 m["log_path"], m["error"], m["finished_at"])
+                 m["log_path"], m["error"], m["finished_at"], m["log_sha256"])
         for m in raw_matches
     ]
     head_to_head: dict[tuple[int, int], HeadToHead] = defaultdict(HeadToHead)

@@ -3,13 +3,20 @@
 Pages use relative links only, so the folder works from disk, from ``arena serve``, or
 from any static host. Rendering is deterministic (same store and logs, same bytes) and
 incremental: a match's pages are rewritten only when its log or the templates changed.
+
+Every played match's log is checked first: it must exist, match the SHA-256 recorded with
+the result, and read whole. A log that does not is listed on the site (and in
+``RenderSummary.log_problems``) and its match gets a page saying so, from the store's
+result; everything else is rendered as usual.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
+import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
@@ -70,11 +77,62 @@ def _templates_version() -> str:
 
 
 @dataclass(frozen=True)
+class LogProblem:
+    """A played match whose log cannot be shown as it was recorded."""
+
+    match_id: str
+    kind: str
+    """"missing", "altered" (not the bytes recorded with the result) or "damaged"."""
+    detail: str
+    path: str
+
+
+@dataclass(frozen=True)
 class RenderSummary:
     pages: int
     match_pages_rendered: int
     match_pages_reused: int
     out: Path
+    log_problems: tuple[LogProblem, ...] = ()
+
+
+def check_log(match: MatchRow) -> LogProblem | None:
+    """What is wrong with the match's log, if anything. A log whose SHA-256 was recorded
+    is checked against it (it was whole when recorded); an older store's log is read."""
+    path = Path(match.log_path) if match.log_path else None
+    if path is None or not path.is_file():
+        where = str(path) if path else "(no log path recorded)"
+        return LogProblem(match.match_id, "missing", "the log file is missing", where)
+    try:
+        content = path.read_bytes()
+    except OSError as error:
+        return LogProblem(match.match_id, "missing",
+                          f"the log cannot be read ({error.strerror})", str(path))
+    if match.log_sha256:
+        if hashlib.sha256(content).hexdigest() != match.log_sha256:
+            return LogProblem(match.match_id, "altered", "the log is not the one recorded "
+                              "with the result (its SHA-256 differs)", str(path))
+        return None
+    try:
+        _read_whole(path)
+    except LogUnreadable as error:
+        return LogProblem(match.match_id, "damaged", str(error), str(path))
+    return None
+
+
+class LogUnreadable(Exception):
+    pass
+
+
+def _read_whole(path: Path) -> list[dict[str, Any]]:
+    try:
+        records = read_match_log(path)
+        if not records or records[0].get("type") != "header":
+            raise ValueError("no header record")
+        return records
+    except (OSError, EOFError, ValueError, UnicodeDecodeError, zlib.error) as error:
+        raise LogUnreadable(f"the log cannot be read ({type(error).__name__}: {error})"
+                            ) from None
 
 
 def render_site(store_path: Path, out: Path) -> RenderSummary:
@@ -94,10 +152,13 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     state_path = out / STATE_FILE
     previous: dict[str, str] = {}
     if state_path.exists():
-        previous = json.loads(state_path.read_text())
+        with contextlib.suppress(OSError, ValueError):
+            previous = dict(json.loads(state_path.read_text()))
     state: dict[str, str] = {"_templates": version}
     rendered = reused = pages = 0
-    common = {"season": data, "facts": _facts(data)}
+    played = [m for m in data.matches if m.status == "done"]
+    problems = {p.match_id: p for p in map(check_log, played) if p is not None}
+    common = {"season": data, "facts": _facts(data), "log_problems": problems}
 
     def write(path: str, template: str, depth: int, **context: Any) -> None:
         nonlocal pages
@@ -107,26 +168,26 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
             target.write_text(html, encoding="utf-8")
         pages += 1
 
-    chart_range = _chart_range(data)
-    write("index.html", "standings.html", 0, page="standings")
-    write("head-to-head.html", "head_to_head.html", 0, page="h2h")
-    write("matches.html", "matches.html", 0, page="matches")
-    for bot in data.bots.values():
-        write(f"bots/{bot.slug}.html", "bot.html", 1, page="bot", bot=bot,
-              chart=rating_chart(bot, chart_range), positions=_positions(bot),
-              faults=_faults(data, bot))
-    for match in data.matches:
-        if match.status != "done" or not match.log_path or not Path(match.log_path).exists():
+    # Match pages first: a log that passed its check but does not read whole (recorded so
+    # by an older version) is found here, and the pages listing problems come after.
+    for match in played:
+        if match.match_id in problems:
             continue
-        log = Path(match.log_path)
-        key = f"{version}:{log.stat().st_size}:{log.stat().st_mtime_ns}"
-        state[match.match_id] = key
+        log = Path(str(match.log_path))
+        key = _log_key(version, log)
         if previous.get(match.match_id) == key and (
                 out / "matches" / f"{match.match_id}.html").exists():
+            state[match.match_id] = key
             reused += 1
             pages += 2
             continue
-        records = read_match_log(log)
+        try:
+            records = _read_whole(log)
+        except LogUnreadable as error:
+            problems[match.match_id] = LogProblem(match.match_id, "damaged", str(error),
+                                                  str(log))
+            continue
+        state[match.match_id] = key
         names = [data.bot(e).name for e in match.seats]
         rounds = _rounds(records)
         write(f"matches/{match.match_id}.html", "match.html", 1, page="match", match=match,
@@ -137,8 +198,33 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
               replay_json=Markup(_replay_json(records, names)))
         shutil.copyfile(log, out / "logs" / f"{match.match_id}.jsonl.gz")
         rendered += 1
+    for match in played:
+        problem = problems.get(match.match_id)
+        if problem is None:
+            continue
+        write(f"matches/{match.match_id}.html", "log_problem.html", 1, page="match",
+              match=match, problem=problem)
+        state[match.match_id] = f"{version}:problem:{problem.kind}"
+        for stale in (out / "replays" / f"{match.match_id}.html",
+                      out / "logs" / f"{match.match_id}.jsonl.gz"):
+            stale.unlink(missing_ok=True)
+    chart_range = _chart_range(data)
+    write("index.html", "standings.html", 0, page="standings")
+    write("head-to-head.html", "head_to_head.html", 0, page="h2h")
+    write("matches.html", "matches.html", 0, page="matches")
+    for bot in data.bots.values():
+        write(f"bots/{bot.slug}.html", "bot.html", 1, page="bot", bot=bot,
+              chart=rating_chart(bot, chart_range), positions=_positions(bot),
+              faults=_faults(data, bot))
     state_path.write_text(json.dumps(state, sort_keys=True, indent=0))
-    return RenderSummary(pages, rendered, reused, out)
+    return RenderSummary(pages, rendered, reused, out,
+                         tuple(problems[key] for key in sorted(problems)))
+
+
+def _log_key(version: str, log: Path) -> str:
+    """A log's pages are reused while the templates and the log's size and time stay."""
+    stat = log.stat()
+    return f"{version}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _facts(data: SeasonData) -> dict[str, Any]:
@@ -256,4 +342,4 @@ def render_match_ids(out: Path) -> list[str]:
     return sorted(p.stem for p in (out / "matches").glob("*.html"))
 
 
-__all__ = ["MatchRow", "RenderSummary", "card_html", "render_site"]
+__all__ = ["LogProblem", "MatchRow", "RenderSummary", "card_html", "check_log", "render_site"]

@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arena.processes import owner_tag
 from arena.sandbox.limits import SandboxLimits
 from arena.sandbox.polling import backoff
 
@@ -133,7 +134,9 @@ class BotCgroups:
     @classmethod
     def create(cls, host: CgroupHost, label: str, limits: SandboxLimits) -> BotCgroups:
         """Make the bot's cgroups and set its limits; OSError if the kernel refuses."""
-        name = f"arena-{_safe(label)}-{os.getpid()}-{next(_counter)}"
+        # Named after its owner (pid and start time): a start-up sweep removes it, once
+        # empty, if this process dies without doing so (``arena.sandbox.sweep``).
+        name = f"arena-{_safe(label)}-{owner_tag()}-{next(_counter)}"
         cgroups = cls(host, limits)
         try:
             for controller, parent in host.parents.items():

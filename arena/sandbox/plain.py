@@ -21,17 +21,29 @@ OUTPUT_CAP_BYTES = 1024 * 1024
 
 
 def _copy_capped(source: IO[bytes], target: Path, cap: int) -> None:
-    """Copy a pipe to a file, keeping the first ``cap`` bytes and draining the rest."""
+    """Copy a pipe to a file, keeping the first ``cap`` bytes and draining the rest. A file
+    that cannot be written (a full disk) stops the copy, not the draining."""
     written = 0
-    with open(target, "wb") as out:
-        while chunk := source.read(65536):
-            if written < cap:
-                keep = chunk[: cap - written]
+    try:
+        out: IO[bytes] | None = open(target, "wb")  # noqa: SIM115 - closed below
+    except OSError:
+        out = None
+    while chunk := source.read(65536):
+        if out is not None and written < cap:
+            keep = chunk[: cap - written]
+            try:
                 out.write(keep)
                 written += len(keep)
                 if written >= cap:
                     out.write(b"\n[output truncated by the referee]\n")
                     out.flush()
+            except OSError:
+                with contextlib.suppress(OSError):
+                    out.close()
+                out = None
+    if out is not None:
+        with contextlib.suppress(OSError):
+            out.close()
     source.close()
 
 

@@ -18,16 +18,20 @@ asserts what really happens, so the table in ``arena/sandbox/README.md`` stays t
 from __future__ import annotations
 
 import errno
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from arena.referee.faults import FaultKind
 from arena.referee.log import read_log
+from arena.sandbox.bubblewrap import runtime_paths
+from arena.sandbox.manifest import BotManifest
 from arena.sandbox.process import SandboxProcess
 
-from .conftest import LIMITS, HostileArena
+from .conftest import LIMITS, ROOT, HostileArena
 
 MIB = 1024 * 1024
 Check = Callable[[HostileArena], None]
@@ -123,6 +127,16 @@ def other_bot_unreadable(arena: HostileArena) -> None:
         assert reports["read other secret"]["result"] == "the opponent's secret\n"
 
 
+def runtime_folders_in(folder: Path) -> list[str]:
+    """The entries of ``folder`` a Python bot's bubblewrap sandbox binds (its runtimes)."""
+    bot = BotManifest(folder=Path("/nonexistent"), name="probe", version="0",
+                      language="python", run=("python3", "bot.py"))
+    found = {path.relative_to(folder).parts[0]
+             for path in runtime_paths(bot, [sys.executable, "bot.py"])
+             if folder.resolve() in path.parents}
+    return sorted(found)
+
+
 def referee_files_hidden(arena: HostileArena) -> None:
     reports = arena.reports()
     assert reports["list socket dir"]["result"] == ["referee.sock"]
@@ -130,9 +144,14 @@ def referee_files_hidden(arena: HostileArena) -> None:
     if arena.backend == "bubblewrap":
         refused(reports["read match log"], errno.ENOENT)
         refused(reports["list logs dir"], errno.ENOENT)
-        assert reports["read /root"]["result"] == [".pyenv"] or \
-            reports["read /root"]["ok"] is False
-        assert reports["read the checkout"]["result"] == ["arena"]
+        # /root and the checkout show only the runtime folders bound in (wherever this
+        # interpreter lives: a pyenv or a virtualenv under /root, or elsewhere).
+        in_root = runtime_folders_in(Path("/root"))
+        if in_root:
+            assert reports["read /root"]["result"] == in_root
+        else:
+            assert reports["read /root"]["ok"] is False
+        assert reports["read the checkout"]["result"] == runtime_folders_in(ROOT)
     else:
         assert reports["read match log"]["ok"] is True
         assert reports["list logs dir"]["ok"] is True

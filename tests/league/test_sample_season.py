@@ -160,8 +160,8 @@ def test_export_json_gives_the_stored_results_and_ratings(sample: SampleRun,
     by_id = names(store)
     assert data["season"] == "sample"
     assert data["results"] == [
-        {"match_id": r.match_id, "seat": r.seat, "bot": by_id[r.entrant_id], "place": r.place,
-         "score": r.score, "rounds_won": r.rounds_won, "strikes": r.strikes,
+        {"match_id": r.match_id, "seat": r.seat, "bot": by_id[r.entrant_id], "version": "1.0",
+         "place": r.place, "score": r.score, "rounds_won": r.rounds_won, "strikes": r.strikes,
          "disqualified": r.disqualified, "faults": list(r.faults)}
         for r in store.results()]
     board = leaderboard(store)

@@ -261,3 +261,91 @@ def test_meta_values(store: SeasonStore) -> None:
     store.set_meta("fingerprint", "abc")
     store.set_meta("fingerprint", "def")
     assert store.meta("fingerprint") == "def"
+
+
+# -- older stores and damage ----------------------------------------------------------------
+
+OLD_MATCHES = """CREATE TABLE matches (
+    match_id TEXT PRIMARY KEY, seed INTEGER NOT NULL, grp INTEGER NOT NULL,
+    deal INTEGER NOT NULL, seats TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'scheduled',
+    error TEXT, attempts INTEGER NOT NULL DEFAULT 0, finished_at REAL, seconds REAL,
+    decisions INTEGER, rounds INTEGER, round_limit_reached INTEGER, log_path TEXT)"""
+
+
+def old_store(path: Path) -> None:
+    """A store as the first versions wrote it: no log hash column."""
+    from arena.league.store import SCHEMA
+
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA.replace("CREATE TABLE IF NOT EXISTS matches", "CREATE TABLE unused"))
+    db.execute(OLD_MATCHES)
+    db.execute("INSERT INTO matches (match_id, seed, grp, deal, seats, status, log_path) "
+               "VALUES ('m00001', 1, 0, 0, '[1, 2]', 'done', 'logs/m00001.jsonl.gz')")
+    db.commit()
+    db.close()
+
+
+def test_an_older_store_is_read_as_it_is_and_migrated_by_a_run(tmp_path: Path) -> None:
+    path = tmp_path / "season.sqlite"
+    old_store(path)
+    reader = SeasonStore(path, read_only=True)
+    try:
+        assert reader.matches()[0]["log_sha256"] is None  # read without changing it
+    finally:
+        reader.close()
+    columns = [row[1] for row in sqlite3.connect(path).execute("PRAGMA table_info(matches)")]
+    assert "log_sha256" not in columns
+    writer = SeasonStore(path)
+    try:
+        assert writer.matches()[0]["log_sha256"] is None
+        writer.db.execute("UPDATE matches SET log_sha256 = 'abc' WHERE match_id = 'm00001'")
+        assert writer.matches()[0]["log_sha256"] == "abc"
+    finally:
+        writer.close()
+
+
+def test_a_recorded_log_hash_is_kept(store: SeasonStore, scheduled: list[int]) -> None:
+    store.record(dataclasses.replace(record_of(MATCHES[0]), log_sha256="f" * 64))
+    assert row(store, MATCHES[0].match_id)["log_sha256"] == "f" * 64
+
+
+@pytest.mark.parametrize(("content", "said"), [
+    (b"", r"the season store is empty \(0 bytes\)"),
+    (b"not a database at all" * 100, "not a season store"),
+], ids=["empty", "garbage"])
+def test_a_damaged_store_is_refused_and_left_alone(tmp_path: Path, content: bytes,
+                                                   said: str) -> None:
+    from arena.league.store import StoreError
+
+    path = tmp_path / "season.sqlite"
+    path.write_bytes(content)
+    for read_only in (False, True):
+        with pytest.raises(StoreError, match=said) as raised:
+            SeasonStore(path, read_only=read_only)
+        assert str(path) in str(raised.value)
+    assert path.read_bytes() == content
+
+
+def test_another_sqlite_database_is_not_a_season_store(tmp_path: Path) -> None:
+    from arena.league.store import StoreError
+
+    path = tmp_path / "season.sqlite"
+    sqlite3.connect(path).execute("CREATE TABLE other (x)").connection.close()
+    with pytest.raises(StoreError, match="not a season store"):
+        SeasonStore(path)
+    assert [r[0] for r in sqlite3.connect(path).execute(
+        "SELECT name FROM sqlite_master")] == ["other"]
+
+
+def test_a_reader_never_creates_a_store(tmp_path: Path) -> None:
+    from arena.league.store import StoreMissing
+
+    with pytest.raises(StoreMissing):
+        SeasonStore(tmp_path / "runs" / "season.sqlite", read_only=True)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_new_store_is_created_whole(tmp_path: Path) -> None:
+    path = tmp_path / "runs" / "season.sqlite"
+    SeasonStore(path).close()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["season.sqlite"]

@@ -1,0 +1,131 @@
+"""Damaged or unexpected input ends in one clear line and a non-zero exit code, never a
+traceback, and loses nothing (issue 17)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import ROOT, arena, clean_error, copy_played, no_traceback, tmpfs, write_season
+
+
+def test_a_season_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    path = write_season(tmp_path)
+    path.write_bytes(path.read_bytes().replace(b'name = "small"', b'name = "sm\xe9ll"'))
+    for command in (("season", "run"), ("season", "status"), ("report",)):
+        line = clean_error(arena(*command, path), path, "UTF-8")
+        assert "byte" in line
+    assert not (tmp_path / "small-runs").exists()
+
+
+def test_an_unwritable_output_folder_is_named(tmp_path: Path) -> None:
+    with tmpfs(tmp_path / "readonly", "1m", read_only=True) as readonly:
+        path = write_season(tmp_path, folder=readonly / "runs")
+        clean_error(arena("season", "run", path), readonly / "runs", "Read-only file system",
+                    "give the season an [output] folder it may write")
+
+
+def test_an_output_folder_under_a_file_is_named(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    path = write_season(tmp_path, folder=tmp_path / "a-file" / "runs")
+    clean_error(arena("season", "run", path), tmp_path / "a-file")
+
+
+def test_a_corrupt_store_is_named_by_every_command(played: Path, tmp_path: Path) -> None:
+    path = copy_played(played, tmp_path)
+    store = tmp_path / "small-runs" / "season.sqlite"
+    store.write_bytes(b"this is not a database " * 400)
+    damaged = store.read_bytes()
+    for command in (("season", "run"), ("season", "status"), ("season", "standings"),
+                    ("season", "export"), ("report",)):
+        clean_error(arena(*command, path), store, "not a season store")
+    assert store.read_bytes() == damaged, "a damaged store is left as it is, for a look"
+
+
+def test_an_empty_store_is_refused_not_restarted(played: Path, tmp_path: Path) -> None:
+    path = copy_played(played, tmp_path)
+    store = tmp_path / "small-runs" / "season.sqlite"
+    store.write_bytes(b"")
+    for command in (("season", "run"), ("season", "status"), ("season", "standings"),
+                    ("season", "export"), ("report",)):
+        clean_error(arena(*command, path), store, "empty")
+    assert store.stat().st_size == 0
+    logs = sorted((tmp_path / "small-runs" / "logs").glob("*.jsonl.gz"))
+    assert len(logs) == 3, "the logs of the played matches are kept"
+
+
+def test_export_and_report_of_a_season_never_run_create_nothing(tmp_path: Path) -> None:
+    path = write_season(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for command in (("season", "export"), ("season", "export", "--format", "json"),
+                    ("season", "standings"), ("report",)):
+        clean_error(arena(*command, path), "has not been run", "arena season run")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    status = arena("season", "status", path)
+    assert status.returncode == 0 and "not started" in status.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_export_into_a_missing_folder_is_named(played: Path, tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "dir" / "x.csv"
+    clean_error(arena("season", "export", played, "--out", target), target.parent)
+    assert not target.parent.exists()
+
+
+def test_export_into_a_pipe_closed_early_is_quiet(played: Path) -> None:
+    command = (f"{sys.executable} -m arena.cli season export {played} --format json "
+               "| head -c 10 >/dev/null")
+    result = subprocess.run(["bash", "-c", command], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    no_traceback(result)
+    assert result.stderr == ""
+
+
+def test_parallelism_is_validated_like_the_file(played: Path) -> None:
+    for value in ("0", "-3", "257"):
+        clean_error(arena("season", "run", played, "--parallelism", value),
+                    "--parallelism", "an integer from 1 to 256", value)
+
+
+def test_json_export_names_the_version_and_counts_whole_wins(played: Path) -> None:
+    result = arena("season", "export", played, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    for rating in data["ratings"]:
+        assert rating["version"] == "1.0"
+        assert isinstance(rating["wins"], int) and not isinstance(rating["wins"], bool)
+    for row in data["results"]:
+        assert row["version"] == "1.0"
+
+
+def test_export_to_a_file(played: Path, tmp_path: Path) -> None:
+    target = tmp_path / "out.csv"
+    result = arena("season", "export", played, "--out", target)
+    assert result.returncode == 0, result.stderr
+    assert target.read_text().splitlines()[0].startswith("match_id,seat,bot,version")
+    shutil.rmtree(tmp_path)
+
+
+def test_brackets_in_paths_and_names_are_printed_as_they_are(tmp_path: Path) -> None:
+    """Rich would read ``[/x]`` in a path or a bot's name as markup (and fail on it)."""
+    import shutil
+
+    from .conftest import BOTS
+
+    where = tmp_path / "odd[/bold]folder"
+    bots = []
+    for name in ("random", "greedy"):
+        shutil.copytree(BOTS / name, where / name)
+        bots.append(where / name)
+    manifest = where / "greedy" / "bot.toml"
+    manifest.write_text(manifest.read_text().replace('version = "1.0"', 'version = "[/red]"'))
+    path = write_season(where, entrants=bots)
+    result = arena("season", "run", path)
+    no_traceback(result)
+    assert result.returncode == 0, result.stdout + result.stderr
+    said = result.stdout
+    assert f"output {where / 'small-runs'}" in said
+    assert "greedy [/red]" in said
