@@ -266,23 +266,36 @@ def test_meta_values(store: SeasonStore) -> None:
 # -- older stores and damage ----------------------------------------------------------------
 
 OLD_MATCHES = """CREATE TABLE matches (
-    match_id TEXT PRIMARY KEY, seed INTEGER NOT NULL, grp INTEGER NOT NULL,
+    match_id TEXT PRIMARY KEY, chance TEXT NOT NULL, grp INTEGER NOT NULL,
     deal INTEGER NOT NULL, seats TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'scheduled',
     error TEXT, attempts INTEGER NOT NULL DEFAULT 0, finished_at REAL, seconds REAL,
     decisions INTEGER, rounds INTEGER, round_limit_reached INTEGER, log_path TEXT)"""
 
 
-def old_store(path: Path) -> None:
-    """A store as the first versions wrote it: no log hash column."""
+def old_store(path: Path, matches: str = OLD_MATCHES, chance: str = "'m00001'") -> None:
+    """A store as an older version wrote it: no log hash column."""
     from arena.league.store import SCHEMA
 
     db = sqlite3.connect(path)
     db.executescript(SCHEMA.replace("CREATE TABLE IF NOT EXISTS matches", "CREATE TABLE unused"))
-    db.execute(OLD_MATCHES)
-    db.execute("INSERT INTO matches (match_id, seed, grp, deal, seats, status, log_path) "
-               "VALUES ('m00001', 1, 0, 0, '[1, 2]', 'done', 'logs/m00001.jsonl.gz')")
+    db.execute(matches)
+    column = "chance" if "chance TEXT" in matches else "seed"
+    db.execute(f"INSERT INTO matches (match_id, {column}, grp, deal, seats, status, log_path) "
+               f"VALUES ('m00001', {chance}, 0, 0, '[1, 2]', 'done', 'logs/m00001.jsonl.gz')")
     db.commit()
     db.close()
+
+
+def test_a_store_of_public_seeds_is_refused(tmp_path: Path) -> None:
+    """Stores from before the season key dealt from public seeds: their seasons cannot go
+    on under a key, and nothing pretends they can."""
+    from arena.league.store import StoreError
+
+    path = tmp_path / "season.sqlite"
+    old_store(path, OLD_MATCHES.replace("chance TEXT NOT NULL", "seed INTEGER NOT NULL"), "7")
+    for read_only in (True, False):
+        with pytest.raises(StoreError, match="whose deals came from public seeds"):
+            SeasonStore(path, read_only=read_only)
 
 
 def test_an_older_store_is_read_as_it_is_and_migrated_by_a_run(tmp_path: Path) -> None:

@@ -14,11 +14,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "sample_bots" / "python"
+KEY = bytes(range(32)).hex()
+"""The season key of runs whose results are compared with another run's."""
 
 SEASON = """\
 [season]
 name = "{name}"
-seed = 17
 table_size = 2
 matches_per_group = {per_group}
 parallelism = {parallelism}

@@ -18,7 +18,7 @@ READERS = (("season", "status"), ("season", "standings"), ("season", "export"), 
     (("target_score = 100", "target_score = 200"), "the rules changed (target_score 100 -> 200)"),
     (("matches_per_group = 1", "matches_per_group = 2"),
      "the schedule changed (matches_per_group 1 -> 2)"),
-    (("seed = 17", "seed = 18"), "the schedule changed (seed 17 -> 18)"),
+    (("table_size = 2", "table_size = 3"), "the schedule changed (table_size 2 -> 3)"),
     ((f'"{BOTS / "random"}", ', ""), f"the entrants changed (removed {BOTS / 'random'})"),
 ])
 def test_a_changed_season_file_is_named_by_every_reader(played: Path, tmp_path: Path,

@@ -62,7 +62,6 @@ def test_a_lost_worker_costs_only_the_matches_it_was_playing(tmp_path: Path) -> 
     path.write_text(f"""
 [season]
 name = "release"
-seed = 3
 table_size = 2
 matches_per_group = 8
 parallelism = 2

@@ -13,7 +13,7 @@ import pytest
 
 from arena.league.store import SeasonStore
 
-from .conftest import arena, clean_error, tmpfs, write_season
+from .conftest import KEY, arena, clean_error, tmpfs, write_season
 
 
 def results(folder: Path) -> list[tuple[object, ...]]:
@@ -40,7 +40,7 @@ def logs_whole(folder: Path) -> None:
 
 def reference(tmp_path: Path) -> list[tuple[object, ...]]:
     path = write_season(tmp_path / "reference", per_group=4)
-    result = arena("season", "run", path)
+    result = arena("season", "run", path, "--key", KEY)
     assert result.returncode == 0, result.stderr
     return results(tmp_path / "reference" / "small-runs")
 
@@ -53,13 +53,13 @@ def test_disk_full_while_writing_match_logs(tmp_path: Path) -> None:
     expected = reference(tmp_path)
     path = write_season(tmp_path / "full", per_group=4)
     folder = tmp_path / "full" / "small-runs"
-    with tmpfs(folder / "logs", "48k") as logs:
-        line = clean_error(arena("season", "run", path), logs, "the disk is full",
+    with tmpfs(folder / "logs", "24k") as logs:  # the 12 logs take about 32 KiB
+        line = clean_error(arena("season", "run", path, "--key", KEY), logs, "the disk is full",
                            "run the same command again to resume")
         assert "stopped after recording" in line
         logs_whole(folder)
         remount(logs, "16m")
-        again = arena("season", "run", path)
+        again = arena("season", "run", path, "--key", KEY)
         assert again.returncode == 0, again.stdout + again.stderr
         assert results(folder) == expected
         logs_whole(folder)
@@ -73,11 +73,11 @@ def test_disk_full_while_writing_the_store(tmp_path: Path, size: str) -> None:
     (tmp_path / "full" / "logs").mkdir()
     with tmpfs(folder, size):
         (folder / "logs").symlink_to(tmp_path / "full" / "logs")
-        line = clean_error(arena("season", "run", path), folder / "season.sqlite",
+        line = clean_error(arena("season", "run", path, "--key", KEY), folder / "season.sqlite",
                            "the disk is full", "run the same command again")
         assert "nothing of the last change was recorded" in line
         remount(folder, "16m")
-        again = arena("season", "run", path)
+        again = arena("season", "run", path, "--key", KEY)
         assert again.returncode == 0, again.stdout + again.stderr
         assert results(folder) == expected
         logs_whole(folder)

@@ -19,7 +19,7 @@ from arena.league.driver import leaderboard
 from arena.league.store import SeasonStore
 from arena.referee.log import read_log
 
-from .conftest import ROOT, write_season
+from .conftest import KEY, ROOT, write_season
 from .processes import Tree
 
 MATCHES = 18
@@ -29,7 +29,8 @@ SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
 
 
 def start(path: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "arena.cli", "season", "run", str(path)],
+    return subprocess.Popen([sys.executable, "-m", "arena.cli", "season", "run", str(path),
+                             "--key", KEY],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
 
