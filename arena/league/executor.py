@@ -147,6 +147,7 @@ async def _cancellable(work: Awaitable[Result]) -> Result:
         # A second SIGTERM (the pool stops every worker once one has ended) must not cut
         # the clean-up short.
         if not task.cancelling():
+            silence()
             task.cancel()
 
     loop.add_signal_handler(signal.SIGTERM, cancel_once)
@@ -203,6 +204,17 @@ def probe_job(jobs: Sequence[ProbeJob]) -> list[str | None]:
         if cancellable:
             os._exit(128 + signal.SIGTERM)
         raise
+
+
+def silence() -> None:
+    """A stopping worker says nothing more: its driver is stopping or gone (and reports
+    what matters), and what the clean-up of a cancelled match may print (gRPC's and
+    asyncio's notes on cancelled calls) would land on the user's terminal."""
+    with contextlib.suppress(OSError):
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        for stream in (1, 2):
+            os.dup2(quiet, stream)
+        os.close(quiet)
 
 
 def _terminate(signum: int, _: object) -> None:

@@ -108,6 +108,7 @@ def test_workers_die_with_a_driver_killed_while_they_start(tmp_path: Path, how: 
     assert workers, "no worker started"
     time.sleep(delay)
     tree.sample()
+    stopped = time.time()
     if how.startswith("SIGKILL"):
         run.kill()
     else:
@@ -131,5 +132,8 @@ def test_workers_die_with_a_driver_killed_while_they_start(tmp_path: Path, how: 
     assert not selector.get_map(), f"processes outlived the driver: {tree.alive()}"
     assert "Traceback" not in late, late
     assert tree.wait_gone() == []
-    # No orphan went on to play a match that nobody would record.
-    assert not list((tmp_path / "small-runs" / "logs").glob("*.jsonl.gz*"))
+    # No orphan went on to play a match that nobody would record (on a fast machine a
+    # match may end just before the kill; a match takes longer than the margin).
+    late_logs = [log for log in (tmp_path / "small-runs" / "logs").glob("*.jsonl.gz*")
+                 if log.stat().st_mtime > stopped + 0.2]
+    assert not late_logs
