@@ -8,13 +8,14 @@ import dataclasses
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from arena.league.cluster import DaskExecutor
+from arena.league.cluster import ClusterSecurityError, ClusterTLS, DaskExecutor, cluster_security
 from arena.league.driver import RunSummary, leaderboard, open_store, run_season
 from arena.league.executor import Executor, JobOutcome, LocalExecutor
 from arena.league.season import Season, SeasonError, load_season
@@ -47,8 +48,14 @@ def _season_run(args: argparse.Namespace) -> int:
     cluster = args.cluster or season.cluster
     executor: Executor
     if cluster or season.executor == "dask":
+        try:
+            security = cluster_security(cluster, _cluster_tls(args, season),
+                                        args.insecure_cluster or season.insecure_cluster)
+        except ClusterSecurityError as error:
+            print(f"arena season: {error}", file=sys.stderr)
+            return 2
         executor = DaskExecutor(cluster, season.parallelism, season.shared_bots,
-                                season.pin_cores)
+                                season.pin_cores, security=security)
         placement = f"on the Dask cluster {cluster or '(local)'}"
     else:
         executor = LocalExecutor(season.parallelism, season.pin_cores)
@@ -86,6 +93,16 @@ def _season_run(args: argparse.Namespace) -> int:
                   f"{summary.already_done} were already done; store {season.store_path}")
     _print_standings(season, console)
     return 1 if summary.failed else 0
+
+
+def _cluster_tls(args: argparse.Namespace, season: Season) -> ClusterTLS | None:
+    """The TLS files from the command line (all three) or else from the season file."""
+    given = [args.tls_ca_file, args.tls_cert, args.tls_key]
+    if any(given):
+        if not all(given):
+            raise ClusterSecurityError("--tls-ca-file, --tls-cert and --tls-key go together")
+        return ClusterTLS(*(Path(p) for p in given))
+    return ClusterTLS(*season.cluster_tls) if season.cluster_tls else None
 
 
 def _print_standings(season: Season, console: Console) -> None:
@@ -200,7 +217,15 @@ def register(commands: Any) -> None:
     run.add_argument("season", metavar="SEASON.toml")
     run.add_argument("--parallelism", type=int, help="matches at once (overrides the file)")
     run.add_argument("--cluster", metavar="ADDRESS",
-                     help="run the matches on a Dask cluster, e.g. tcp://head:8786")
+                     help="run the matches on a Dask cluster: tls://head:8786 with the TLS "
+                          "options below, or a local address such as tcp://127.0.0.1:8786")
+    run.add_argument("--tls-ca-file", metavar="FILE",
+                     help="CA certificate that signed the cluster's certificates")
+    run.add_argument("--tls-cert", metavar="FILE", help="the driver's TLS certificate")
+    run.add_argument("--tls-key", metavar="FILE", help="the driver's TLS private key")
+    run.add_argument("--insecure-cluster", action="store_true",
+                     help="allow a plain-TCP cluster on another machine (only on a network "
+                          "private to the cluster: the scheduler runs any code it is sent)")
     run.set_defaults(run=_season_run)
     for name, handler in (("status", _season_status), ("standings", _season_standings)):
         sub = season_commands.add_parser(name, help=handler.__doc__,

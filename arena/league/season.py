@@ -77,6 +77,10 @@ class Season:
     the cores (``arena.league.executor.core_plan``)."""
     executor: str
     cluster: str | None
+    cluster_tls: tuple[Path, Path, Path] | None
+    """With a ``tls://`` cluster: the CA, certificate and key files the driver connects with."""
+    insecure_cluster: bool
+    """Use a plain-TCP cluster address on another machine (a network private to the cluster)."""
     shared_bots: bool
     """With the dask executor: workers see the bot folders at the same paths (no shipping)."""
     entrants: tuple[BotManifest, ...]
@@ -99,7 +103,8 @@ class Season:
 _KNOWN = {
     "season": {"name", "seed", "table_size", "matches_per_group", "matches_per_pairing",
                "duplicate_deals", "parallelism", "pin_cores", "entrants", "executor",
-               "cluster", "shared_bots"},
+               "cluster", "shared_bots", "tls_ca_file", "tls_cert_file", "tls_key_file",
+               "insecure_cluster"},
     "rules": {f.name for f in fields(RuleOptions)},
     "limits": {f.name for f in fields(Limits)},
     "sandbox": {f.name for f in fields(SandboxSettings)},
@@ -231,6 +236,15 @@ def load_season(path: Path | str) -> Season:
     cluster = season.data.get("cluster")
     if cluster is not None and not isinstance(cluster, str):
         raise season.error("cluster", "an address like tcp://host:8786", cluster)
+    tls_names = ("tls_ca_file", "tls_cert_file", "tls_key_file")
+    tls_given = [n for n in tls_names if n in season.data]
+    cluster_tls = None
+    if tls_given:
+        if len(tls_given) != len(tls_names):
+            raise SeasonError(f"{path}: [season] {', '.join(tls_names)} go together; "
+                              f"only {', '.join(tls_given)} given")
+        files = tuple((path.parent / season.string(n, None)).resolve() for n in tls_names)
+        cluster_tls = (files[0], files[1], files[2])
     rules_reader = _Reader(path, "rules", data.get("rules", {}))
     try:
         rules = RuleOptions.from_dict(rules_reader.data)
@@ -269,7 +283,8 @@ def load_season(path: Path | str) -> Season:
         duplicate_deals=season.boolean("duplicate_deals", False),
         parallelism=season.integer("parallelism", len(os.sched_getaffinity(0)) or 1, 1, 256),
         pin_cores=season.boolean("pin_cores", True),
-        executor=executor, cluster=cluster,
+        executor=executor, cluster=cluster, cluster_tls=cluster_tls,
+        insecure_cluster=season.boolean("insecure_cluster", False),
         shared_bots=season.boolean("shared_bots", False),
         entrants=entrants, rules=rules, limits=limits, sandbox=sandbox,
         folder=(base / output.string("folder", f"runs/{name}")).resolve(),
