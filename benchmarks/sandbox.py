@@ -85,7 +85,8 @@ async def start_to_hello(launchers: dict[str, Launch], trials: int
 def full_match(backend: str, seed: int, logs: Path) -> tuple[float, float, int]:
     """(seconds per match, seconds per decision, decisions) for strategist vs. greedy."""
     manifests = [load_manifest(SAMPLES / name) for name in ("strategist", "greedy")]
-    seats = [make_launcher(backend, m, SandboxLimits(), logs / backend, f"seat{s}")
+    seats = [make_launcher(backend, m, SandboxLimits(), logs / backend, f"seat{s}",
+                           trusted=True)
              for s, m in enumerate(manifests)]
     spec = MatchSpec(f"bench-{backend}-{seed}", seed, 2, limits=Limits(5.0, 60.0),
                      sandbox=sandbox_record(seats))
@@ -108,7 +109,7 @@ def main() -> None:
 def measure(trials: int, matches: int, logs: Path) -> None:
     bot = load_manifest(SAMPLES / "random")
     launchers: dict[str, Launch] = {
-        name: make_launcher(name, bot, SandboxLimits(), logs / "hello", name)
+        name: make_launcher(name, bot, SandboxLimits(), logs / "hello", name, trusted=True)
         for name in BACKENDS}
     for name, launch in launchers.items():  # warm the page cache and the probes
         asyncio.run(start_to_hello({name: launch}, 1))

@@ -10,7 +10,13 @@ from typing import Any
 
 from rich.console import Console
 
-from arena.cli.common import add_sandbox_options, build_bots, load_bots, sandbox_limits
+from arena.cli.common import (
+    add_sandbox_options,
+    build_bots,
+    load_bots,
+    private_folder,
+    sandbox_limits,
+)
 from arena.referee import check
 from arena.referee.match import Seat, run_match
 from arena.referee.replay import ReplayMismatch, replay
@@ -28,7 +34,7 @@ def _check(args: argparse.Namespace) -> int:
     bot = bots[0]
     console = Console()
     console.print(f"checking {bot.label} ({bot.folder})")
-    logs = Path(args.logs)
+    logs = private_folder(args.logs)
     bot_limits = sandbox_limits(args, "check")
     if bot_limits is None:
         return 2
@@ -37,14 +43,14 @@ def _check(args: argparse.Namespace) -> int:
         return 2
     bot = built[0]
     try:
-        make_launcher(args.sandbox, bot, bot_limits, logs, "check")
+        make_launcher(args.sandbox, bot, bot_limits, logs, "check", trusted=args.trust_bots)
     except SandboxError as error:
         print(f"arena check: {error}", file=sys.stderr)
         return 2
 
     def launcher(index: int) -> Seat:
         return make_launcher(args.sandbox, bot, bot_limits, logs,
-                             f"check-{index + 1}-{bot.name}")
+                             f"check-{index + 1}-{bot.name}", trusted=args.trust_bots)
 
     outcomes = []
     for spec, seats, bot_seat in check.plan(launcher, args.matches):

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -21,6 +20,7 @@ from arena.cli.common import (
     build_bots,
     clock_limits,
     load_bots,
+    private_folder,
     sandbox_limits,
 )
 from arena.referee.match import MatchSpec, Seat, run_match
@@ -84,7 +84,7 @@ def _play(args: argparse.Namespace) -> int:
     bot_limits = sandbox_limits(args, "play")
     if bot_limits is None:
         return 2
-    logs = Path(args.logs)
+    logs = private_folder(args.logs)
     built = build_bots(bots, args, bot_limits, logs, "play")
     if built is None:
         return 2
@@ -106,7 +106,7 @@ def _play(args: argparse.Namespace) -> int:
                 seats: list[Seat] = [
                     None if args.listen else
                     make_launcher(args.sandbox, bots[b], bot_limits, logs / match_id,
-                                  f"seat{seat}-{bots[b].name}")
+                                  f"seat{seat}-{bots[b].name}", trusted=args.trust_bots)
                     for seat, b in enumerate(order)]
             except SandboxError as error:
                 print(f"arena play: {error}", file=sys.stderr)

@@ -15,11 +15,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from arena.cli.common import add_trust_option
 from arena.league.cluster import ClusterSecurityError, ClusterTLS, DaskExecutor, cluster_security
 from arena.league.driver import RunSummary, leaderboard, open_store, run_season
 from arena.league.executor import Executor, JobOutcome, LocalExecutor
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore
+from arena.sandbox import SandboxError, require_containment
 
 
 def season_or_exit(path: str) -> Season | None:
@@ -37,6 +39,14 @@ def _season_run(args: argparse.Namespace) -> int:
         return 2
     if args.parallelism:
         season = dataclasses.replace(season, parallelism=args.parallelism)
+    if args.trust_bots:
+        season = dataclasses.replace(
+            season, sandbox=dataclasses.replace(season.sandbox, trusted_bots=True))
+    try:
+        require_containment(season.sandbox.backend, season.sandbox.trusted_bots)
+    except SandboxError as error:
+        print(f"arena season: {error}", file=sys.stderr)
+        return 2
     console = Console()
     try:
         store, _, matches = open_store(season)
@@ -226,6 +236,7 @@ def register(commands: Any) -> None:
     run.add_argument("--insecure-cluster", action="store_true",
                      help="allow a plain-TCP cluster on another machine (only on a network "
                           "private to the cluster: the scheduler runs any code it is sent)")
+    add_trust_option(run)
     run.set_defaults(run=_season_run)
     for name, handler in (("status", _season_status), ("standings", _season_standings)):
         sub = season_commands.add_parser(name, help=handler.__doc__,

@@ -42,6 +42,10 @@ def _fingerprint(season: Season, matches: list[ScheduledMatch]) -> str:
 def open_store(season: Season) -> tuple[SeasonStore, list[int], list[ScheduledMatch]]:
     """Open (or create) the season's store and check it belongs to this season file."""
     matches = season_schedule(season)
+    # The store, the logs and the bots' output are the organiser's: no bot may read them
+    # (a bot under the fallback sandbox sees what others may read).
+    season.folder.mkdir(parents=True, exist_ok=True)
+    season.folder.chmod(0o700)
     store = SeasonStore(season.store_path)
     fingerprint = _fingerprint(season, matches)
     known = store.meta("fingerprint")
@@ -131,7 +135,8 @@ def prepare_entrants(season: Season, needed: set[int]
         if not bot.build:
             continue
         try:
-            ready[index] = prepare(bot, season.sandbox.backend, limits, season.folder)
+            ready[index] = prepare(bot, season.sandbox.backend, limits, season.folder,
+                                   trusted=season.sandbox.trusted_bots)
         except (BuildError, SandboxError) as error:
             broken[index] = f"entrant {bot.label} could not be built: {error}"
     return ready, broken

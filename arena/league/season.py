@@ -58,6 +58,9 @@ class SandboxSettings:
     build_network: bool = True
     """Build steps may reach package registries (npm ci); bots never have a network."""
     build_seconds: int = 600
+    trusted_bots: bool = False
+    """The organiser trusts every entrant: only then may the weaker fallback sandbox run
+    them (``arena.sandbox.make_launcher``), chosen or because bubblewrap cannot run."""
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -268,6 +271,7 @@ def load_season(path: Path | str) -> Season:
         cpu_seconds=sandbox_reader.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1),
         build_network=sandbox_reader.boolean("build_network", sandbox_defaults.build_network),
         build_seconds=sandbox_reader.integer("build_seconds", sandbox_defaults.build_seconds, 1),
+        trusted_bots=sandbox_reader.boolean("trusted_bots", sandbox_defaults.trusted_bots),
     )
     from arena.sandbox import BACKENDS
 

@@ -53,6 +53,10 @@ class HelperPlan:
     chdir: str | None = None
     files: list[tuple[str, bytes]] = field(default_factory=list)
     """(name, content) of anonymous files the command finds at fds 3, 4, ..."""
+    masks: list[tuple[str, str]] = field(default_factory=list)
+    """(folder, tmpfs options): an empty tmpfs over each, in a mount namespace of the
+    child's own (``spawn.private_mounts``); ``reveals`` are bound back at their places."""
+    reveals: list[str] = field(default_factory=list)
     standby: bool = False
     """Once started, have a standby ready in cgroups like these for the next start (see
     ``Launcher.bot_cgroups``): for bots, which start match after match, not build steps."""
@@ -68,6 +72,10 @@ class HelperPlan:
             fields += ["uid", str(self.uid)]
         if self.userns_placeholder is not None:
             fields += ["userns", self.userns_placeholder]
+        for folder, options in self.masks:
+            fields += ["mask", folder, options]
+        for path in self.reveals:
+            fields += ["reveal", path]
         for name, value in self.env.items():
             fields += ["env", name, value]
         if self.chdir is not None:
@@ -257,11 +265,13 @@ class SandboxProcess:
     """A started bot: ``poll()`` and ``kill()`` for the referee, plus what the sandbox saw."""
 
     def __init__(self, plan: HelperPlan, *, log_dir: Path, label: str, output_cap: int,
-                 cleanup: Sequence[Path] = ()) -> None:
+                 cleanup: Sequence[Path] = (), uid: int | None = None) -> None:
+        """``uid``: the bot's own uid when the sandbox command switches to it itself (the
+        fallback's setpriv) rather than the launcher (``plan.uid``)."""
         log_dir.mkdir(parents=True, exist_ok=True)
         self.label = label
         self.cgroups = plan.cgroups
-        self.uid = plan.uid
+        self.uid = plan.uid if plan.uid is not None else uid
         self.stdout_path = log_dir / f"{label}.stdout.log"
         self.stderr_path = log_dir / f"{label}.stderr.log"
         self.memory_kills = 0

@@ -72,9 +72,8 @@ def before_hello() -> None:
         attempt("resolve localhost", lambda: socket.getaddrinfo("localhost", 80))
     if MODE == "write-outside-tmp":
         targets = [CONFIG["host_file"], str(Path(__file__).parent / "pwned"),
-                   str(Path(os.environ["ARENA_ADDRESS"][5:]).parent / "pwned")]
-        if CONFIG["system_paths"]:  # only where the test knows they are protected
-            targets += ["/usr/pwned", "/etc/pwned", "/pwned"]
+                   str(shared_socket().parent / "pwned"), "/usr/pwned", "/etc/pwned",
+                   "/pwned", "/root/pwned"]
         for target in targets:
             attempt(f"write {target}", lambda t=target: Path(t).write_text("pwned"))
         attempt("write /tmp/mine", lambda: Path("/tmp/mine").write_text("fine"))
@@ -91,6 +90,14 @@ def before_hello() -> None:
         attempt("see the referee process", see_referee)
         attempt("read /root", lambda: sorted(os.listdir("/root")))
         attempt("read the checkout", lambda: sorted(os.listdir(CONFIG["checkout"])))
+    if MODE == "take-socket":
+        take_socket()
+    if MODE == "leave-cgroup":
+        leave_cgroup()
+    if MODE == "read-secrets":
+        attempt("read /etc/shadow", lambda: len(Path("/etc/shadow").read_bytes()))
+        attempt("read a root-only file", lambda: Path(CONFIG["secret_file"]).read_text())
+        attempt("list /root", lambda: sorted(os.listdir("/root")))
     if MODE == "impersonate-token":
         own = os.environ["ARENA_TOKEN"]
         report(what="tokens seen in /proc", ok=True, result=foreign_tokens(own))
@@ -114,6 +121,67 @@ def read_match_log() -> int:
     if not files:
         raise FileNotFoundError(errno.ENOENT, f"no {log.name}* in {log.parent}")
     return sum(len(path.read_bytes()) for path in files)
+
+
+def shared_socket() -> Path:
+    """The referee's socket as the referee made it (a seat may get a link in a folder of
+    its own, ``seat-*``, beside it)."""
+    mine = Path(os.environ["ARENA_ADDRESS"][5:])
+    folder = mine.parent.parent if mine.parent.name.startswith("seat-") else mine.parent
+    return folder / "referee.sock"
+
+
+def take_socket() -> None:
+    """Move the referee's socket aside (the next seat would then connect to whatever the
+    bot binds in its place), see the other seats' folders; put back what moved."""
+    shared = shared_socket()
+    aside = shared.with_name("stolen.sock")
+
+    def move() -> str:
+        os.rename(shared, aside)
+        os.rename(aside, shared)  # back at once: the test asserts the attempt, not a MITM
+        return "moved"
+
+    attempt("move the referee's socket", move)
+    attempt("plant a socket beside it", lambda: plant(shared.with_name("planted.sock")))
+    attempt("list the socket folders", lambda: sorted(os.listdir(shared.parent)))
+
+
+def plant(path: Path) -> str:
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(path))
+    path.unlink()
+    return "bound"
+
+
+def leave_cgroup() -> None:
+    """Move itself into its cgroup's parent (out of its caps), and raise its own caps."""
+    lines = Path("/proc/self/cgroup").read_text().splitlines()
+    report(what="cgroups", ok=True, result=lines)
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(","):
+            if controller not in ("pids", "memory"):
+                continue
+            own = Path("/sys/fs/cgroup") / controller / path.lstrip("/")
+            attempt(f"leave the {controller} cgroup",
+                    lambda o=own: (o.parent / "cgroup.procs").write_text(str(os.getpid())))
+            limit = "pids.max" if controller == "pids" else "memory.limit_in_bytes"
+            attempt(f"raise {limit}", lambda o=own, n=limit: (o / n).write_text("max"
+                    if n == "pids.max" else str(1 << 40)))
+    attempt("any cgroup file writable", writable_cgroup_files)
+
+
+def writable_cgroup_files() -> list[str]:
+    found = []
+    for root, _, files in os.walk("/sys/fs/cgroup"):
+        found += [os.path.join(root, f) for f in files
+                  if os.access(os.path.join(root, f), os.W_OK)]
+        if len(found) > 5:
+            break
+    if not found:
+        raise PermissionError(errno.EACCES, "no cgroup file is writable")
+    return found[:5]
 
 
 def see_referee() -> list[str]:
