@@ -3,6 +3,7 @@ in the sandbox with no faults: builds once per entrant, then plays (issue 7)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from arena.league.driver import run_season
 from arena.league.executor import LocalExecutor
 from arena.league.season import load_season
 from arena.league.store import SeasonStore
+from arena.sandbox import load_manifest
+from arena.sandbox.build import CACHE_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "sample_bots"
@@ -52,6 +55,11 @@ folder = "{tmp_path / 'out'}"
                          "bash-greedy"}
     finally:
         store.close()
-    # Each entrant with a build step was built once, into the season's build folder.
-    built = sorted(p.name for p in (tmp_path / "out" / "builds").iterdir() if p.is_dir())
-    assert [b.split("-")[0] for b in built] == ["cpp", "javascript"]
+    # Each entrant with a build step was built once (its log in the season's folder), into
+    # the build cache.
+    logs = sorted(p.name for p in (tmp_path / "out" / "builds").glob("*.stdout.log"))
+    assert [name.split("-")[1] for name in logs] == ["cpp", "javascript"]
+    cache = Path(os.environ[CACHE_VARIABLE])
+    assert {m.name for m in season.entrants if m.build} <= {
+        load_manifest(folder).name for folder in cache.iterdir() if folder.is_dir()
+        and not folder.name.startswith(".")}

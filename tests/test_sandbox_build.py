@@ -48,12 +48,14 @@ def test_build_runs_once_on_a_copy_and_the_bot_runs_from_it(tmp_path: Path,
     source = make_bot(tmp_path / "bot", "echo built >> out.txt; echo compiling",
                       extra={"main.c": "int main;\n"})
     original = load_manifest(source)
-    built = prepare(original, backend, SandboxLimits(), tmp_path / "runs", trusted=True)
-    assert built.folder != source and built.folder.is_relative_to(tmp_path / "runs" / "builds")
+    built = prepare(original, backend, SandboxLimits(), tmp_path / "runs", trusted=True,
+                    cache=tmp_path / "cache")
+    assert built.folder != source and built.folder.parent == tmp_path / "cache"
     assert (built.folder / "out.txt").read_text() == "built\n"
     assert (built.folder / "main.c").exists()
     assert not (source / "out.txt").exists(), "the entrant's own folder is never written"
-    again = prepare(original, backend, SandboxLimits(), tmp_path / "runs", trusted=True)
+    again = prepare(original, backend, SandboxLimits(), tmp_path / "season2", trusted=True,
+                    cache=tmp_path / "cache")
     assert again.folder == built.folder
     assert (built.folder / "out.txt").read_text() == "built\n", "built once, then reused"
     if backend != "plain":

@@ -26,6 +26,7 @@ import dataclasses
 import io
 import ipaddress
 import os
+import shutil
 import tarfile
 import tempfile
 import uuid
@@ -148,17 +149,21 @@ def remote_play(job: MatchJob, packed: dict[str, bytes], hashes: tuple[str, ...]
                 shared: bool) -> tuple[JobOutcome, bytes, dict[str, bytes]]:
     """Runs on a worker: play the match, return the outcome, the log and the bot output."""
     work = Path(tempfile.mkdtemp(prefix=f"arena-{job.match_id}-"))
-    bots = job.bots
-    if not shared:
-        bots = tuple(dataclasses.replace(bot, folder=unpack_bot(h, packed[h]))
-                     for bot, h in zip(job.bots, hashes, strict=True))
-    local = dataclasses.replace(job, bots=bots, log_path=work / job.log_path.name,
-                                output_dir=work / "output")
-    outcome = play_job(local)
-    log = local.log_path.read_bytes() if local.log_path.exists() else b""
-    output = {}
-    if local.output_dir.exists():
-        output = {p.name: p.read_bytes() for p in local.output_dir.iterdir() if p.is_file()}
+    try:
+        bots = job.bots
+        if not shared:
+            bots = tuple(dataclasses.replace(bot, folder=unpack_bot(h, packed[h]))
+                         for bot, h in zip(job.bots, hashes, strict=True))
+        local = dataclasses.replace(job, bots=bots, log_path=work / job.log_path.name,
+                                    output_dir=work / "output")
+        outcome = play_job(local)
+        log = local.log_path.read_bytes() if local.log_path.exists() else b""
+        output = {}
+        if local.output_dir.exists():
+            output = {p.name: p.read_bytes() for p in local.output_dir.iterdir()
+                      if p.is_file()}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     if outcome.record is not None:
         record = dataclasses.replace(outcome.record, log_path=str(job.log_path))
         outcome = dataclasses.replace(outcome, record=record)

@@ -122,10 +122,12 @@ def sandbox_record(launchers: Sequence[object]) -> dict[str, Any]:
 
 def prepare(manifest: BotManifest, backend: str | Backend = Backend.BUBBLEWRAP,
             limits: SandboxLimits = DEFAULT_LIMITS, log_dir: Path = Path("runs"), *,
-            trusted: bool = False) -> BotManifest:
+            trusted: bool = False, cache: Path | None = None) -> BotManifest:
     """Run the bot's build step (if its bot.toml has one) once, in the backend's sandbox,
-    and return the manifest to play with (the built copy). BuildError if it fails;
-    SandboxError if the backend refuses the bot (see ``make_launcher``)."""
+    and return the manifest to play with (its built folder in the build cache, ``cache``
+    or ``ARENA_BUILD_CACHE``, reused while the bot and the toolchain are unchanged); the
+    build's output goes to ``log_dir/builds/``. BuildError if it fails; SandboxError if the
+    backend refuses the bot (see ``make_launcher``)."""
     if not manifest.build:
         return manifest
     builds = log_dir / "builds"
@@ -139,7 +141,7 @@ def prepare(manifest: BotManifest, backend: str | Backend = Backend.BUBBLEWRAP,
                                 limits.output_bytes)
         return launcher.start(list(built.build), {}, None, build=True)
 
-    return build(manifest, start, log_dir, limits.build_seconds)
+    return build(manifest, start, limits.build_seconds, cache)
 
 
 class SandboxSettingsLike(Protocol):

@@ -46,6 +46,11 @@ BACKENDS = ["bubblewrap", "fallback"]
 
 SYSTEM_TARGETS = ("/usr/pwned", "/etc/pwned", "/pwned", "/root/pwned")
 """Host files the hostile bot tries to create (``write-outside-tmp``)."""
+LATE_OPPONENT = ("disconnect-reconnect",)
+"""Attacks made before the match starts: the opponent says hello a while later, so the
+match (and the attacker's sandbox) does not end before the attack has been tried."""
+DELAYED_START = ("import runpy, sys, time; time.sleep(1.5); sys.argv = sys.argv[1:]; "
+                 "runpy.run_path(sys.argv[0], run_name='__main__')")
 TARGET = RuleOptions(target_score=100)
 CLOCK = Limits(decision_deadline=0.5, time_bank=2.0, strike_limit=3, hello_timeout=8.0)
 LIMITS = SandboxLimits()
@@ -147,9 +152,13 @@ class HostileArena:
         hostile = BotManifest(folder=self.hostile_folder, name="hostile", version=mode,
                               language="python", run=("python3", "hostile.py", self.marker))
         opponent = load_manifest(self.opponent_folder)
+        run = (*opponent.run, self.marker)
+        if mode in LATE_OPPONENT:  # the attack happens while the referee waits for it
+            assert run[0] in ("python", "python3")
+            run = (run[0], "-c", DELAYED_START, *run[1:])
         opponent = BotManifest(folder=opponent.folder, name=opponent.name,
                                version=opponent.version, language=opponent.language,
-                               run=(*opponent.run, self.marker))
+                               run=run)
         seats = [self._seat(hostile, "hostile", limits), self._seat(opponent, "opponent", limits)]
         spec = MatchSpec(f"hostile-{mode}", 7, 2, TARGET, clock, self.log_path,
                          sandbox=sandbox_record(self.launchers))
