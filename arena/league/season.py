@@ -55,8 +55,10 @@ class SandboxSettings:
     memory_mb: int = 768
     processes: int = 64
     cpu_seconds: int = 600
-    build_network: bool = True
-    """Build steps may reach package registries (npm ci); bots never have a network."""
+    build_network: bool = False
+    """Build steps may reach package registries (npm ci), through a network namespace of
+    their own that does not reach the host (``arena.sandbox.network``); off unless the
+    season file says so. Bots never have a network."""
     build_seconds: int = 600
     trusted_bots: bool = False
     """The organiser trusts every entrant: only then may the weaker fallback sandbox run

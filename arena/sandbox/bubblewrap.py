@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from arena.sandbox import network as build_network
 from arena.sandbox import seccomp
 from arena.sandbox.build import hand_over
 from arena.sandbox.environment import ARENA_PACKAGE, BOT_ENV
@@ -225,8 +226,21 @@ class BubblewrapLauncher(SandboxLauncher):
             rlimits=rlimits(limits, memory_capped=group is not None and
                             "memory" in group.directories, count_processes=uid is not None),
             userns_placeholder=USERNS_PLACEHOLDER if uid is not None else None)
-        return SandboxProcess(plan, log_dir=self.log_dir, label=label,
-                              output_cap=limits.output_bytes)
+        process = SandboxProcess(plan, log_dir=self.log_dir, label=label,
+                                 output_cap=limits.output_bytes)
+        if network:
+            try:
+                pasta = build_network.attach(process.pid, uid,
+                                             lambda: process.poll() is None)
+            except build_network.NetworkUnavailable as error:
+                process.kill()
+                raise SandboxError(
+                    f"{self.manifest.folder}: the build step may use the network, but its "
+                    f"network could not be set up ({error}); install the Debian package "
+                    "passt, or build offline (--offline-build, build_network = false)"
+                ) from None
+            process.on_kill(lambda: build_network.detach(pasta))
+        return process
 
     def _arguments(self, argv: list[str], env: dict[str, str], socket_dir: Path | None,
                    limits: SandboxLimits, uid: int | None, network: bool, writable: bool,
@@ -236,8 +250,7 @@ class BubblewrapLauncher(SandboxLauncher):
         args = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                 "--hostname", "arena-bot"]
-        if not network:
-            args.append("--unshare-net")
+        args.append("--unshare-net")  # an online build's is served by pasta (network.py)
         args += ["--ro-bind", "/usr", "/usr"]
         for name in TOP_LEVEL:
             path = Path("/") / name
@@ -268,12 +281,15 @@ class BubblewrapLauncher(SandboxLauncher):
             address = environment.get("ARENA_ADDRESS", "")
             if address.startswith("unix:") and Path(address[5:]).parent == socket_dir:
                 environment["ARENA_ADDRESS"] = f"unix:{SOCKET_DIR}/{Path(address[5:]).name}"
-        if self.filter is not None and not network:
-            args += ["--seccomp", _file(files, "seccomp", self.filter)]
+        if self.filter is not None:
+            program = seccomp.build_filter(network) if writable else self.filter
+            args += ["--seccomp", _file(files, "seccomp", program)]
         # The root (a tmpfs holding the mount points) is read-only too: the bot writes /tmp.
         args += ["--remount-ro", "/", "--chdir", BOT_DIR, "--clearenv"]
         for name, value in environment.items():
             args += ["--setenv", name, value]
         inside = [BOT_DIR + a[len(str(folder)):] if a == str(folder) or
                   a.startswith(str(folder) + "/") else a for a in argv]
+        if network:
+            inside = build_network.waiting_for_route(inside)
         return args, inside

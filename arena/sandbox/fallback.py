@@ -29,10 +29,18 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from arena.sandbox import network as build_network
 from arena.sandbox.bubblewrap import runtime_paths
 from arena.sandbox.build import hand_over
 from arena.sandbox.environment import BOT_ENV
-from arena.sandbox.launcher import Backend, SandboxLauncher, allocate_uid, is_root, rlimits
+from arena.sandbox.launcher import (
+    Backend,
+    SandboxError,
+    SandboxLauncher,
+    allocate_uid,
+    is_root,
+    rlimits,
+)
 from arena.sandbox.limits import MIB
 from arena.sandbox.process import HelperPlan, SandboxProcess
 
@@ -188,8 +196,20 @@ class FallbackLauncher(SandboxLauncher):
             if found is None and (self.manifest.folder / command[0]).exists():
                 found = str(self.manifest.folder / command[0])
             command[0] = found or command[0]
-        isolated = self.options is not None and not (build and limits.build_network)
-        private = isolated and self.options is not None and "--mount-proc" in self.options
+        network = build and limits.build_network
+        if network:
+            # The build's network namespace is made by its own uid inside a user namespace
+            # of its own (so pasta, as that uid, may join it), and the build keeps no
+            # capability there (it could otherwise change its address and reach the host).
+            unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
+            if unshare is None or setpriv is None or uid is None:
+                raise SandboxError(f"{self.manifest.folder}: an online build under the "
+                                   "fallback needs root, unshare and setpriv; build offline")
+            command = [unshare, "--user", "--map-root-user", "--net", "--", setpriv,
+                       *DROP_PRIVILEGES, "--", *build_network.waiting_for_route(command)]
+        isolated = self.options is not None
+        options = [o for o in self.options or () if not (network and o == "--net")]
+        private = isolated and "--mount-proc" in options
         cleanup: list[Path] = []
         masks: list[tuple[str, str]] = []
         reveals: list[str] = []
@@ -213,8 +233,8 @@ class FallbackLauncher(SandboxLauncher):
         setpriv = shutil.which("setpriv")
         if isolated:
             unshare = shutil.which("unshare")
-            assert unshare is not None and setpriv is not None and self.options is not None
-            command = [unshare, *self.options, "--", setpriv, *drop, "--", *command]
+            assert unshare is not None and setpriv is not None
+            command = [unshare, *options, "--", setpriv, *drop, "--", *command]
         elif setpriv is not None and uid is not None:
             command = [setpriv, *drop, "--", *command]
         plan = HelperPlan(
@@ -222,5 +242,17 @@ class FallbackLauncher(SandboxLauncher):
             masks=masks, reveals=reveals, standby=not build,
             rlimits=rlimits(limits, memory_capped=group is not None and
                             "memory" in group.directories, count_processes=uid is not None))
-        return SandboxProcess(plan, log_dir=self.log_dir, label=label,
-                              output_cap=limits.output_bytes, cleanup=cleanup, uid=uid)
+        process = SandboxProcess(plan, log_dir=self.log_dir, label=label,
+                                 output_cap=limits.output_bytes, cleanup=cleanup, uid=uid)
+        if network:
+            try:
+                pasta = build_network.attach(process.pid, uid, lambda: process.poll() is None)
+            except build_network.NetworkUnavailable as error:
+                process.kill()
+                raise SandboxError(
+                    f"{self.manifest.folder}: the build step may use the network, but its "
+                    f"network could not be set up ({error}; the fallback needs user "
+                    "namespaces for it); install the Debian package passt, or build "
+                    "offline (--offline-build, build_network = false)") from None
+            process.on_kill(lambda: build_network.detach(pasta))
+        return process

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -276,6 +276,7 @@ class SandboxProcess:
         self.stderr_path = log_dir / f"{label}.stderr.log"
         self.memory_kills = 0
         self._cleanup = list(cleanup)
+        self._on_kill: list[Callable[[], None]] = []
         self._killed = False
         stdout_read, stdout_write = os.pipe()
         stderr_read, stderr_write = os.pipe()
@@ -304,6 +305,11 @@ class SandboxProcess:
 
     def poll(self) -> int | None:
         return self.launcher.returncode(self.pid)
+
+    def on_kill(self, action: Callable[[], None]) -> None:
+        """Have ``kill()`` do ``action`` once the sandbox's processes are gone (e.g. end a
+        helper that serves it from outside, such as the build's network)."""
+        self._on_kill.append(action)
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait for the sandbox to exit (TimeoutExpired after ``timeout`` seconds)."""
@@ -361,6 +367,8 @@ class SandboxProcess:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.kill(pid, signal.SIGKILL)
                 time.sleep(pause)
+        for action in self._on_kill:
+            action()
         for thread in self._threads:
             thread.join(timeout=2)
         self._release()
