@@ -445,6 +445,7 @@ class _MatchLoop:
                 seed=seat_seed(spec.seed, seat), protocol_version=PROTOCOL_VERSION)
             if not await connection.send(pb.PlayResponse(match_start=start)):
                 self._fault(seat, FaultKind.DISCONNECTED, "stream closed before match start")
+        self._off_turn(self.processes)
         match = self.match
         play_started = time.perf_counter()
         while not match.is_over:
@@ -459,7 +460,9 @@ class _MatchLoop:
             elif self.reports[seat].disqualified:
                 action, source = self.autopilots[seat].decide(observation, legal), "autopilot"
             else:
+                self._on_turn(seat)
                 answer, latency = await self._ask(seat, observation, legal)
+                self._off_turn([seat])
                 if answer is None:
                     action = default_action(observation)
                     source = "autopilot" if self.reports[seat].disqualified else "default"
@@ -476,6 +479,8 @@ class _MatchLoop:
                 on_progress(match)
         final_places = places(match.scores, spec.options.alternative_scoring,
                               [r.seat for r in self.reports if r.disqualified])
+        for seat in self.processes:
+            self._on_turn(seat)  # every bot reads the match's end
         await self._finish(final_places)
         outcome = MatchOutcome(
             spec.match_id, spec.seed, tuple(match.scores), final_places, match.rounds_played,
@@ -489,6 +494,20 @@ class _MatchLoop:
                             "round_limit_reached": outcome.round_limit_reached,
                             "decisions": outcome.decisions})
         return outcome
+
+    def _on_turn(self, seat: int) -> None:
+        """Let the seat's bot run (see ``_off_turn``)."""
+        resume = getattr(self.processes.get(seat), "resume", None)
+        if resume is not None:
+            resume()
+
+    def _off_turn(self, seats: Any) -> None:
+        """Only the seat on turn runs: a sandbox that can (``SandboxProcess.pause``) freezes
+        a bot off turn, so it can neither take CPU from the seat thinking nor watch it."""
+        for seat in seats:
+            pause = getattr(self.processes.get(seat), "pause", None)
+            if pause is not None:
+                pause()
 
     def _rounds_won(self) -> tuple[int, ...]:
         won = [0] * self.spec.players

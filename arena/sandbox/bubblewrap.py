@@ -59,6 +59,52 @@ TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 VISIBLE = ("/usr", "/dev", "/proc", "/etc/alternatives", *(f"/{n}" for n in TOP_LEVEL))
 """Host paths that exist inside every sandbox (as themselves or as fresh mounts)."""
 RUNTIMES_VARIABLE = "ARENA_SANDBOX_RUNTIMES"
+NEUTRAL_PROC = ("meminfo", "stat", "loadavg", "uptime", "vmstat", "diskstats", "interrupts",
+                "softirqs", "schedstat", "pressure/cpu", "pressure/io", "pressure/memory")
+"""The host-wide counters in /proc, each replaced by a fixed copy (``neutral_proc``): a bot
+that reads them learns nothing of the other bots, and cannot signal to them through them."""
+
+
+@functools.cache
+def neutral_proc(memory_bytes: int) -> tuple[tuple[str, bytes], ...]:
+    """(path, content) of a fixed copy of each of ``NEUTRAL_PROC`` the host has: the same
+    names and layout, every counter zero, the memory the bot's cap (as LXCFS shows a
+    container's), one ``cpuN`` line per CPU of the host (glibc counts them there when /sys
+    is hidden, as it is)."""
+    files: list[tuple[str, bytes]] = []
+    kib = memory_bytes // 1024
+    for name in NEUTRAL_PROC:
+        path = Path("/proc") / name
+        try:
+            host = path.read_text()
+        except OSError:
+            continue
+        if name == "meminfo":
+            lines = []
+            for line in host.splitlines():
+                key = line.split(":", 1)[0]
+                value = kib if key in ("MemTotal", "MemFree", "MemAvailable") else 0
+                lines.append(f"{key + ':':<16}{value:>8} kB" if line.endswith("kB") else
+                             f"{key + ':':<16}{value:>8}")
+            content = "\n".join(lines) + "\n"
+        elif name == "stat":
+            cpus = [line.split()[0] for line in host.splitlines() if line.startswith("cpu")]
+            content = "".join(f"{cpu} 0 0 0 0 0 0 0 0 0 0\n" for cpu in cpus) + (
+                "intr 0\nctxt 0\nbtime 0\nprocesses 1\nprocs_running 1\n"
+                "procs_blocked 0\nsoftirq 0\n")
+        elif name == "loadavg":
+            content = "0.00 0.00 0.00 1/1 1\n"
+        elif name == "uptime":
+            content = "0.00 0.00\n"
+        elif name == "vmstat":
+            content = "".join(f"{line.split()[0]} 0\n" for line in host.splitlines() if line)
+        elif name.startswith("pressure/"):
+            content = "".join(f"{line.split()[0]} avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                              for line in host.splitlines() if line)
+        else:  # per-device and per-interrupt tables: none
+            content = ""
+        files.append((str(path), content.encode()))
+    return tuple(files)
 
 
 def bwrap_path() -> str | None:
@@ -196,6 +242,7 @@ class BubblewrapLauncher(SandboxLauncher):
             "namespaces": ["user", "pid", "net", "ipc", "uts", "cgroup", "mount"],
             "uid": "one per bot" if self.distinct_uid else "the referee's",
             "filesystem": "read-only /usr, runtimes and bot folder; private tmpfs /tmp",
+            "proc": "own processes; host-wide counters replaced by fixed copies",
             "seccomp": seccomp.describe() if self.filter is not None else None,
         }
 
@@ -227,6 +274,7 @@ class BubblewrapLauncher(SandboxLauncher):
                             "memory" in group.directories, count_processes=uid is not None),
             userns_placeholder=USERNS_PLACEHOLDER if uid is not None else None)
         process = SandboxProcess(plan, log_dir=self.log_dir, label=label,
+                                 freeze_off_turn=limits.freeze_off_turn and not build,
                                  output_cap=limits.output_bytes)
         if network:
             try:
@@ -269,6 +317,9 @@ class BubblewrapLauncher(SandboxLauncher):
         # /tmp, say) are then bound on top of it instead of being hidden by it.
         args += ["--proc", "/proc", "--dev", "/dev",
                  "--perms", "1777", "--size", str(limits.tmpfs_mib * MIB), "--tmpfs", "/tmp"]
+        for counter, content in neutral_proc(limits.memory_bytes):
+            args += ["--ro-bind-data", _file(files, f"proc-{Path(counter).name}", content),
+                     counter]
         for path in runtime_paths(self.manifest, argv):
             args += ["--ro-bind", str(path), str(path)]
         args += ["--bind" if writable else "--ro-bind", str(folder), BOT_DIR]

@@ -96,6 +96,15 @@ class SandboxLauncher:
                 "no cgroup available: memory is capped by RLIMIT_AS (address space, at twice "
                 "the memory limit; Node and the JVM may fail), processes by RLIMIT_NPROC only, "
                 "no CPU quota")
+        if not self.freezes_off_turn():
+            why = ("freeze_off_turn is off" if not limits.freeze_off_turn else
+                   "no cgroup freezer here")
+            self.warnings.append(f"bots are not frozen off turn ({why}): a bot can take CPU "
+                                 "from the seat that is thinking, and watch it think")
+
+    def freezes_off_turn(self) -> bool:
+        return self.limits.freeze_off_turn and self.cgroup_host is not None and \
+            "freezer" in self.cgroup_host.parents
 
     def __call__(self, env: dict[str, str], socket_dir: Path) -> StartedProcess:
         return self.start(resolve_command(self.manifest), env, socket_dir)
@@ -118,7 +127,8 @@ class SandboxLauncher:
             return None
 
     def isolation(self) -> dict[str, Any]:
-        return {"cgroup": self.cgroup_host.describe() if self.cgroup_host else None}
+        return {"cgroup": self.cgroup_host.describe() if self.cgroup_host else None,
+                "off_turn": "frozen (cgroup freezer)" if self.freezes_off_turn() else "running"}
 
     def describe(self) -> dict[str, Any]:
         """The record for the match log header: backend, limits, isolation, warnings."""

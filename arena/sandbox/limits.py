@@ -48,13 +48,17 @@ class SandboxLimits:
     output_bytes: int = OUTPUT_BYTES
     build_seconds: int = BUILD_SECONDS
     build_network: bool = False
-    """Let the build step reach the network (``npm ci`` needs the registry); the bot itself
-    never can. Off by default: a build then needs its dependencies in the bot folder."""
+    """Let the build step reach the network (``npm ci`` needs the registry), through a
+    network namespace of its own that does not reach the host (``network.py``); the bot
+    itself never can. Off by default: a build then needs its dependencies in the folder."""
+    freeze_off_turn: bool = True
+    """Freeze a bot's processes while it is not its turn (cgroup freezer): it then cannot
+    take CPU from the seat that is thinking, nor watch it think."""
 
     def __post_init__(self) -> None:
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if field.name != "build_network" and not value > 0:
+            if not isinstance(value, bool) and not value > 0:
                 raise ValueError(f"sandbox limit {field.name} must be positive, not {value!r}")
 
     @property

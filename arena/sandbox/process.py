@@ -265,7 +265,8 @@ class SandboxProcess:
     """A started bot: ``poll()`` and ``kill()`` for the referee, plus what the sandbox saw."""
 
     def __init__(self, plan: HelperPlan, *, log_dir: Path, label: str, output_cap: int,
-                 cleanup: Sequence[Path] = (), uid: int | None = None) -> None:
+                 cleanup: Sequence[Path] = (), uid: int | None = None,
+                 freeze_off_turn: bool = False) -> None:
         """``uid``: the bot's own uid when the sandbox command switches to it itself (the
         fallback's setpriv) rather than the launcher (``plan.uid``)."""
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -278,6 +279,8 @@ class SandboxProcess:
         self._cleanup = list(cleanup)
         self._on_kill: list[Callable[[], None]] = []
         self._killed = False
+        self.freeze_off_turn = freeze_off_turn and plan.cgroups is not None and \
+            plan.cgroups.can_freeze()
         stdout_read, stdout_write = os.pipe()
         stderr_read, stderr_write = os.pipe()
         sent = [stdout_write, stderr_write]
@@ -305,6 +308,19 @@ class SandboxProcess:
 
     def poll(self) -> int | None:
         return self.launcher.returncode(self.pid)
+
+    def pause(self) -> None:
+        """Off turn: freeze every process of the bot (the referee's match loop calls this;
+        nothing when the sandbox has no freezer or the limits say not to)."""
+        if self.freeze_off_turn and not self._killed and self.cgroups is not None:
+            with contextlib.suppress(OSError):
+                self.cgroups.freeze()
+
+    def resume(self) -> None:
+        """On turn (and at the match's end): let the bot run again."""
+        if self.freeze_off_turn and not self._killed and self.cgroups is not None:
+            with contextlib.suppress(OSError):
+                self.cgroups.thaw()
 
     def on_kill(self, action: Callable[[], None]) -> None:
         """Have ``kill()`` do ``action`` once the sandbox's processes are gone (e.g. end a

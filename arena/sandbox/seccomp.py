@@ -68,6 +68,10 @@ REFUSED = {
 }
 
 
+LOCK_COMMANDS = (5, 6, 7, 36, 37, 38, 1024)
+"""fcntl's F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE."""
+
+
 class SeccompUnavailable(RuntimeError):
     """libseccomp is missing (Debian package ``libseccomp2``) or refused the filter."""
 
@@ -110,17 +114,18 @@ def _add(library: ctypes.CDLL, context: int, action: int, name: str,
 def bot_filter() -> bytes:
     """The compiled filter (classic BPF, for ``bwrap --seccomp``); SeccompUnavailable if it
     cannot be built here."""
-    return _compile((socket.AF_UNIX,))
+    return _compile((socket.AF_UNIX,), refuse_locks=True)
 
 
 @functools.cache
 def build_filter(network: bool) -> bytes:
-    """The filter of a build step: the bot's, with AF_INET and AF_INET6 sockets too when
-    the build may reach the network (through its own namespace, see ``network.py``)."""
-    return _compile(NETWORK_FAMILIES if network else (socket.AF_UNIX,))
+    """The filter of a build step: the bot's, with file locks (compilers and package
+    managers lock their caches), and AF_INET and AF_INET6 sockets too when the build may
+    reach the network (through its own namespace, see ``network.py``)."""
+    return _compile(NETWORK_FAMILIES if network else (socket.AF_UNIX,), refuse_locks=False)
 
 
-def _compile(families: tuple[int, ...]) -> bytes:
+def _compile(families: tuple[int, ...], refuse_locks: bool) -> bytes:
     library = _library()
     context = library.seccomp_init(SCMP_ACT_ALLOW)
     if not context:
@@ -142,6 +147,15 @@ def _compile(families: tuple[int, ...]) -> bytes:
                  ((0, SCMP_CMP_MASKED_EQ, flag, flag),))
         for name, code in REFUSED.items():
             _add(library, context, SCMP_ACT_ERRNO | code, name)
+        if refuse_locks:
+            # Locks on files two bots share (the runtimes, a bot folder two seats of one bot
+            # read) would be a channel between them: a lock taken by one is seen by the
+            # other, frozen or not. No runtime a bot uses needs one (its tmpfs is its own).
+            _add(library, context, SCMP_ACT_ERRNO | errno.ENOLCK, "flock")
+            for name in ("fcntl", "fcntl64"):
+                for command in LOCK_COMMANDS:
+                    _add(library, context, SCMP_ACT_ERRNO | errno.ENOLCK, name,
+                         ((1, SCMP_CMP_EQ, command, 0),))
         read_end, write_end = os.pipe()
         try:
             result = library.seccomp_export_bpf(context, write_end)
@@ -163,5 +177,5 @@ def _compile(families: tuple[int, ...]) -> bytes:
 
 def describe(network: bool = False) -> str:
     families = "AF_UNIX, AF_INET and AF_INET6 sockets" if network else "AF_UNIX sockets only"
-    return (f"{families}; no io_uring, new namespaces, mounts, ptrace, keyrings, "
+    return (f"{families}; no file locks, io_uring, new namespaces, mounts, ptrace, keyrings, "
             "BPF or perf; other architectures' system calls kill")

@@ -340,6 +340,12 @@ def serve(control_fd: int) -> None:
         except OSError:
             data, fds = b"", []
         if not data:  # the referee is gone: so are its bots, and their cgroups
+            for folders in children.values():
+                for folder in folders:  # a frozen process (cgroup v1) would not die
+                    for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+                        with contextlib.suppress(OSError), \
+                                open(os.path.join(folder, name), "w") as state:
+                            state.write(value)
             for pid in children:
                 with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)

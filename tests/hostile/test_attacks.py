@@ -162,6 +162,28 @@ def secrets_unreadable(arena: HostileArena) -> None:
         ".pyenv"], reports["list /root"]
 
 
+def counters_neutral(arena: HostileArena) -> None:
+    counters = arena.reports()["kernel counters"]["result"]
+    if arena.backend == "bubblewrap":  # fixed copies: nothing moves, nothing of the host
+        assert counters["changed"] == [], counters
+        assert counters["loadavg"] == "0.00 0.00 0.00 1/1 1\n"
+        assert counters["uptime"] == "0.00 0.00\n"
+        assert counters["memtotal"].split()[1] == str(LIMITS.memory_bytes // 1024)
+    else:  # the fallback shows the host's: documented
+        assert counters["uptime"] != "0.00 0.00\n"
+        assert counters["changed"], counters
+
+
+def shared_locks_refused(arena: HostileArena) -> None:
+    locks = {what: r for what, r in arena.reports().items() if "lock" in what}
+    assert len(locks) >= 4, locks
+    for report in locks.values():
+        if arena.backend == "bubblewrap":
+            refused(report, errno.ENOLCK)  # the seccomp filter
+        else:  # no seccomp filter in the fallback: documented
+            assert report["ok"] is True, report
+
+
 def impostor_refused(arena: HostileArena) -> None:
     reports = arena.reports()
     assert reports["tokens seen in /proc"]["result"] == []
@@ -215,6 +237,8 @@ ATTACKS = [
     Attack("read-referee-files", None, False, referee_files_hidden),
     Attack("garbage-bytes", FaultKind.NO_HELLO, True),
     Attack("oversize-message", FaultKind.DISCONNECTED, True),
+    Attack("read-kernel-counters", None, False, counters_neutral),
+    Attack("lock-shared-files", None, False, shared_locks_refused),
     Attack("take-socket", None, False, socket_kept),
     Attack("leave-cgroup", None, False, cgroup_kept),
     Attack("read-secrets", None, False, secrets_unreadable),

@@ -90,6 +90,16 @@ def before_hello() -> None:
         attempt("see the referee process", see_referee)
         attempt("read /root", lambda: sorted(os.listdir("/root")))
         attempt("read the checkout", lambda: sorted(os.listdir(CONFIG["checkout"])))
+    if MODE == "read-kernel-counters":
+        read_kernel_counters()
+    if MODE == "lock-shared-files":
+        lock_shared_files()
+    if MODE in ("spinner", "thinker"):
+        pin = CONFIG.get("core")
+        if pin is not None:
+            os.sched_setaffinity(0, {pin})
+        if MODE == "spinner":
+            SPINNERS.append(start_spinner())
     if MODE == "take-socket":
         take_socket()
     if MODE == "leave-cgroup":
@@ -121,6 +131,68 @@ def read_match_log() -> int:
     if not files:
         raise FileNotFoundError(errno.ENOENT, f"no {log.name}* in {log.parent}")
     return sum(len(path.read_bytes()) for path in files)
+
+
+COUNTERS = ("/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/uptime", "/proc/vmstat",
+            "/proc/pressure/cpu")
+
+
+def read_kernel_counters() -> None:
+    """Host-wide counters another bot could move (a channel) or that show its work: read
+    twice, a while apart, with a busy loop in between that would move them."""
+    first = {path: Path(path).read_text() for path in COUNTERS if os.path.exists(path)}
+    deadline = time.monotonic() + 0.3
+    while time.monotonic() < deadline:
+        pass
+    second = {path: Path(path).read_text() for path in first}
+    report(what="kernel counters", ok=True, result={
+        "changed": sorted(p for p in first if first[p] != second[p]),
+        "loadavg": first.get("/proc/loadavg", ""), "uptime": first.get("/proc/uptime", ""),
+        "memtotal": next((line for line in first.get("/proc/meminfo", "").splitlines()
+                          if line.startswith("MemTotal")), "")})
+
+
+def lock_shared_files() -> None:
+    """Locks on files another bot also reads (a channel between them, frozen or not)."""
+    import fcntl
+
+    for path in (__file__, "/usr/lib/os-release", "/etc/ld.so.cache"):
+        if not os.path.exists(path):
+            continue
+        with open(path, "rb") as file:
+            attempt(f"flock {path}", lambda f=file: fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB))
+            attempt(f"fcntl read lock {path}", lambda f=file: fcntl.lockf(
+                f, fcntl.LOCK_SH | fcntl.LOCK_NB))
+
+
+SPINNERS: list[int] = []
+
+
+def start_spinner() -> int:
+    """A child process in a busy loop (a process, not a thread: the bot's own answers do
+    not wait for the interpreter lock); its pid."""
+    pid = os.fork()
+    if pid == 0:
+        while True:
+            pass
+    return pid
+
+
+def cpu_seconds() -> float:
+    """CPU time of this bot: its own and its spinner's."""
+    total = time.process_time()
+    for pid in SPINNERS:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def burn(seconds: float) -> None:
+    """Use ``seconds`` of CPU (not of wall time: a bot that shares its core needs longer)."""
+    until = time.process_time() + seconds
+    while time.process_time() < until:
+        pass
 
 
 def shared_socket() -> Path:
@@ -315,6 +387,11 @@ def at_decision(bot: RawBot, request_id: int) -> bool:
     return False
 
 
+def every_decision() -> None:
+    if MODE == "thinker":
+        burn(CONFIG.get("think_seconds", 0.01))
+
+
 def disconnect_and_reconnect(bot: RawBot) -> None:
     """Say hello, hang up before the match starts, and try to come back with the token
     (while the referee still waits for the other bot's hello)."""
@@ -341,17 +418,22 @@ def main() -> None:
     bot = RawBot()
     bot.hello()
     decisions = 0
+    started_cpu = cpu_seconds()
     responses = bot.responses()
     if MODE == "disconnect-reconnect":
         disconnect_and_reconnect(bot)
     for response in responses:
         kind = response.WhichOneof("message")
-        if kind == "match_end":
+        if kind == "match_start":
+            started_cpu = cpu_seconds()
+        if kind == "match_end":  # before hanging up: the referee then ends the sandbox
+            report(what="cpu seconds in play", ok=True, result=cpu_seconds() - started_cpu)
             break
         if kind != "decision_request":
             continue
         request_id = response.decision_request.request_id
         decisions += 1
+        every_decision()
         if decisions == 3 and at_decision(bot, request_id):
             continue
         bot.answer(request_id)
