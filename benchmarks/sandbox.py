@@ -7,7 +7,12 @@ backend alike):
    Python sample bot ``random``, plain vs. bubblewrap (and the fallback): median of N
    trials, ratio target **<= 1.2**;
 2. a full 2-player match to 500 between the Python sample bots (strategist, greedy), both
-   bots sandboxed vs. both plain: seconds per match (start-up included) and per decision.
+   bots sandboxed vs. both plain: seconds per match (start-up included) and per decision;
+   bubblewrap twice, with its bots frozen off turn (the default) and not: what freezing
+   adds per decision;
+3. a spinner (a busy loop beside its bot) against a thinker (20 ms of CPU per decision),
+   both on one core, under bubblewrap with and without freezing off turn: the thinker's
+   median decision latency (freezing is what keeps it at its own thinking time).
 
 Run: ``python -m benchmarks.sandbox [--trials N] [--matches M]``.
 """
@@ -20,6 +25,7 @@ import os
 import shutil
 import statistics
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,12 +34,52 @@ import grpc
 
 from arena.protocol import pb_grpc
 from arena.referee.launch import BotProcess
+from arena.referee.log import read_log
 from arena.referee.match import Limits, MatchSpec, run_match
-from arena.sandbox import SandboxLimits, load_manifest, make_launcher, sandbox_record
+from arena.rules.options import RuleOptions
+from arena.sandbox import (
+    BotManifest,
+    SandboxLimits,
+    load_manifest,
+    make_launcher,
+    sandbox_record,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_bots" / "python"
 BACKENDS = ("plain", "bubblewrap", "fallback")
+VARIANTS = {"plain": ("plain", True), "bubblewrap": ("bubblewrap", True),
+            "bwrap, unfrozen": ("bubblewrap", False), "fallback": ("fallback", True)}
+"""Full-match rows: label -> (backend, bots frozen off turn)."""
+THINK_SECONDS = 0.02
+CONTENDER = textwrap.dedent('''
+    import os, sys, time, grpc
+    from arena.protocol import pb, pb_grpc
+    os.sched_setaffinity(0, {int(sys.argv[2])})
+    if sys.argv[1] == "spinner" and os.fork() == 0:
+        while True:
+            pass
+    def requests(queue):
+        yield pb.PlayRequest(hello=pb.Hello(token=os.environ["ARENA_TOKEN"],
+                                            bot_name=sys.argv[1], protocol_version=1))
+        while (item := queue.get()) is not None:
+            yield item
+    import queue as queues
+    outbox = queues.SimpleQueue()
+    channel = grpc.insecure_channel(os.environ["ARENA_ADDRESS"])
+    for response in pb_grpc.RefereeServiceStub(channel).Play(requests(outbox)):
+        kind = response.WhichOneof("message")
+        if kind == "match_end":
+            break
+        if kind == "decision_request":
+            if sys.argv[1] == "thinker":
+                until = time.process_time() + float(sys.argv[3])
+                while time.process_time() < until:
+                    pass
+            outbox.put(pb.PlayRequest(decision=pb.Decision(
+                request_id=response.decision_request.request_id, action_index=0)))
+    outbox.put(None)
+''')
 Launch = Callable[[dict[str, str], Path], BotProcess]
 
 
@@ -82,11 +128,12 @@ async def start_to_hello(launchers: dict[str, Launch], trials: int
     return timings
 
 
-def full_match(backend: str, seed: int, logs: Path) -> tuple[float, float, int]:
+def full_match(variant: str, seed: int, logs: Path) -> tuple[float, float, int]:
     """(seconds per match, seconds per decision, decisions) for strategist vs. greedy."""
+    backend, frozen = VARIANTS[variant]
     manifests = [load_manifest(SAMPLES / name) for name in ("strategist", "greedy")]
-    seats = [make_launcher(backend, m, SandboxLimits(), logs / backend, f"seat{s}",
-                           trusted=True)
+    limits = SandboxLimits(freeze_off_turn=frozen)
+    seats = [make_launcher(backend, m, limits, logs / backend, f"seat{s}", trusted=True)
              for s, m in enumerate(manifests)]
     spec = MatchSpec(f"bench-{backend}-{seed}", seed, 2, limits=Limits(5.0, 60.0),
                      sandbox=sandbox_record(seats))
@@ -128,24 +175,59 @@ def measure(trials: int, matches: int, logs: Path) -> None:
                 line += f"   target <= 1.2: {'met' if ratio <= 1.2 else 'NOT met'}"
         print(line)
     print()
-    rows: dict[str, list[tuple[float, float, int]]] = {name: [] for name in BACKENDS}
+    rows: dict[str, list[tuple[float, float, int]]] = {name: [] for name in VARIANTS}
     for index in range(matches):
-        for name in BACKENDS:
+        for name in VARIANTS:
             rows[name].append(full_match(name, 200 + index, logs / "matches"))
     print(f"full 2-player match to 500 (strategist vs. greedy, both bots under the backend), "
           f"median of {matches}:")
     base_match = statistics.median(r[0] for r in rows["plain"])
     base_decision = statistics.median(r[1] for r in rows["plain"])
-    for name in BACKENDS:
+    for name in VARIANTS:
         per_match = statistics.median(r[0] for r in rows[name])
         per_decision = statistics.median(r[1] for r in rows[name])
         decisions = statistics.median(r[2] for r in rows[name])
-        line = (f"  {name:<11} {per_match:6.2f} s per match, {per_decision * 1e6:6.0f} us per "
+        line = (f"  {name:<15} {per_match:6.2f} s per match, {per_decision * 1e6:6.0f} us per "
                 f"decision ({decisions:.0f} decisions)")
         if name != "plain":
             line += (f"   ratios {per_match / base_match:.2f} (match), "
                      f"{per_decision / base_decision:.2f} (decision)")
         print(line)
+    frozen = statistics.median(r[1] for r in rows["bubblewrap"])
+    unfrozen = statistics.median(r[1] for r in rows["bwrap, unfrozen"])
+    print(f"  freezing off turn adds {(frozen - unfrozen) * 1e6:+.0f} us per decision "
+          f"({frozen / unfrozen - 1:+.1%}) under bubblewrap")
+    print()
+    contention(logs / "contention", matches)
+
+
+def contention(logs: Path, matches: int) -> None:
+    """Section 3 of the module documentation."""
+    folder = logs / "bots"
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    (folder / "contender.py").write_text(CONTENDER)
+    core = max(os.sched_getaffinity(0))
+    latencies: dict[bool, list[float]] = {True: [], False: []}
+    for index in range(matches):
+        for frozen in (False, True):
+            seats = [make_launcher("bubblewrap", BotManifest(
+                folder=folder, name=role, version="1", language="python",
+                run=("python3", "contender.py", role, str(core), str(THINK_SECONDS))),
+                SandboxLimits(freeze_off_turn=frozen), logs / f"{index}-{frozen}", role)
+                for role in ("spinner", "thinker")]
+            log = logs / f"{index}-{frozen}.jsonl.gz"
+            spec = MatchSpec(f"contention-{index}-{frozen}", 300 + index, 2,
+                             RuleOptions(target_score=100), Limits(5.0, 60.0), log)
+            asyncio.run(run_match(spec, list(seats)))
+            latencies[frozen] += [r["latency_ms"] / 1e3 for r in read_log(log)
+                                  if r["type"] == "decision" and r["seat"] == 1]
+    unfair, fair = statistics.median(latencies[False]), statistics.median(latencies[True])
+    print(f"a spinner against a thinker ({THINK_SECONDS * 1e3:.0f} ms of CPU per decision), "
+          f"both on core {core}, under bubblewrap, {matches} match(es) each:")
+    print(f"  thinker's median latency, spinner not frozen   {unfair * 1e3:6.1f} ms")
+    print(f"  thinker's median latency, spinner frozen       {fair * 1e3:6.1f} ms   "
+          f"ratio {fair / unfair:.2f}")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,9 @@
     parallelism = 2            # matches at once (default: the cores this process may use)
     pin_cores = true           # workers filling the cores get one core each (see executor)
     entrants = ["python/*"]    # bot folders or globs, relative to this file
+    # executor = "dask"; cluster = "tls://head:8786" with tls_ca_file, tls_cert_file and
+    # tls_key_file (relative to this file); insecure_cluster = true for plain TCP to
+    # another machine on a private network (see the README's cluster section)
 
     [rules]                    # RuleOptions; the official rules by default
     target_score = 500
@@ -19,6 +22,8 @@
 
     [sandbox]
     backend = "bubblewrap"
+    build_network = false      # true: build steps reach registries (never the host)
+    trusted_bots = false       # true: the fallback sandbox may run them (see arena/sandbox)
 
     [output]
     folder = "runs/sample"     # season store and match logs
