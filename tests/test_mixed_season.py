@@ -13,7 +13,7 @@ from arena.league.executor import LocalExecutor
 from arena.league.season import load_season
 from arena.league.store import SeasonStore
 from arena.sandbox import load_manifest
-from arena.sandbox.build import CACHE_VARIABLE
+from arena.sandbox.build import CACHE_VARIABLE, build_key
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "sample_bots"
@@ -55,11 +55,10 @@ folder = "{tmp_path / 'out'}"
                          "bash-greedy"}
     finally:
         store.close()
-    # Each entrant with a build step was built once (its log in the season's folder), into
-    # the build cache.
-    logs = sorted(p.name for p in (tmp_path / "out" / "builds").glob("*.stdout.log"))
-    assert [name.split("-")[1] for name in logs] == ["cpp", "javascript"]
+    # Each entrant with a build step was built (by this season, or earlier in this session)
+    # into the build cache, under its build key.
     cache = Path(os.environ[CACHE_VARIABLE])
-    assert {m.name for m in season.entrants if m.build} <= {
-        load_manifest(folder).name for folder in cache.iterdir() if folder.is_dir()
-        and not folder.name.startswith(".")}
+    built = [m for m in season.entrants if m.build]
+    assert sorted(m.name for m in built) == ["cpp-strategist", "javascript-strategist"]
+    for manifest in built:
+        assert load_manifest(cache / build_key(manifest)).name == manifest.name
