@@ -25,7 +25,6 @@ def test_a_mixed_language_season_completes_without_faults(tmp_path: Path) -> Non
     path.write_text(f"""
 [season]
 name = "mixed"
-seed = 9
 table_size = 4
 matches_per_group = 2
 parallelism = 2

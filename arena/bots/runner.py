@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arena.bots.policies import Policy
 from arena.rules.events import Event
 from arena.rules.options import OFFICIAL, RuleOptions
-from arena.rules.seeds import derive_seed, seat_seed
+from arena.rules.seeds import MatchSeed, deck_seed
 from arena.rules.state import Match
+
+__all__ = ["MatchResult", "deck_seed", "play_match"]
 
 
 @dataclass(frozen=True)
@@ -27,26 +28,23 @@ class MatchResult:
         return tuple(seat for seat, place in enumerate(self.places) if place == 1)
 
 
-def deck_seed(match_seed: int) -> int:
-    """The seed of the match's shuffles, one-way from the match seed (bots never see it)."""
-    return derive_seed(match_seed, "deck")
-
-
 def play_match(
     policies: Sequence[Policy] | Sequence[Callable[[int], Policy]],
-    seed: int,
+    seed: int | MatchSeed,
     options: RuleOptions = OFFICIAL,
     *,
     build: bool = False,
 ) -> MatchResult:
     """Play one match. With ``build=True``, ``policies`` are factories called with each
-    seat's seed (as the referee gives a bot), so a match is a pure function of ``seed``."""
+    seat's seed (as the referee gives a bot), so a match is a pure function of ``seed``
+    (a public seed, or a match key as in a season)."""
+    chance = seed if isinstance(seed, MatchSeed) else MatchSeed.public(seed)
     seats: list[Policy] = (
-        [factory(seat_seed(seed, seat)) for seat, factory in enumerate(policies)]  # type: ignore[operator]
+        [factory(chance.seat_seed(seat)) for seat, factory in enumerate(policies)]  # type: ignore[operator]
         if build
         else list(policies)  # type: ignore[arg-type]
     )
-    match = Match(len(seats), random.Random(deck_seed(seed)), options)
+    match = Match(len(seats), chance.deck_rng(), options)
     decisions = 0
     while not match.is_over:
         seat = match.current_seat

@@ -1,11 +1,10 @@
-"""``arena check`` (a bot's conformance check) and ``arena replay`` (re-run a match log)."""
+"""``arena check``: the conformance check a bot author runs first."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -19,9 +18,6 @@ from arena.cli.common import (
 )
 from arena.referee import check
 from arena.referee.match import Seat, run_match
-from arena.referee.replay import ReplayMismatch, replay
-from arena.rules import events
-from arena.rules.narration import describe
 from arena.sandbox import SandboxError, make_launcher
 
 
@@ -65,38 +61,6 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if passed else 1
 
 
-def _replay(args: argparse.Namespace) -> int:
-    """Re-run a match log through the engine, check it agrees, and show it turn by turn."""
-    console = Console(highlight=False)
-    names: list[str] = []
-
-    def show(record: dict[str, object]) -> None:
-        nonlocal names
-        if args.quiet:
-            return
-        kind = record.get("type")
-        if kind == "seats":
-            names = [str(s["name"]) for s in record["seats"]]  # type: ignore[attr-defined]
-        elif kind == "event":
-            line = describe(events.from_record({k: v for k, v in record.items()
-                                                if k != "type"}), names)
-            console.print(line)
-        elif kind == "fault":
-            console.print(f"[red]fault[/red] seat {record['seat']}: {record['reason']}")
-        elif kind == "decision" and record.get("source") != "bot":
-            console.print(f"  [dim]({record['source']} played {record['name']} for seat "
-                          f"{record['seat']})[/dim]")
-
-    try:
-        result = replay(Path(args.log), show)
-    except (ReplayMismatch, OSError, ValueError, KeyError) as error:
-        console.print(f"[red]replay failed:[/red] {error}")
-        return 1
-    console.print(f"[green]replay agrees with the log[/green]: {len(result.match.events)} "
-                  f"events, scores {result.match.scores}")
-    return 0
-
-
 def register(commands: Any) -> None:
     check_parser = commands.add_parser("check", help="conformance check for a bot folder",
                                        description=_check.__doc__)
@@ -105,9 +69,3 @@ def register(commands: Any) -> None:
     check_parser.add_argument("--logs", default="runs/check", help="folder for the bot's output")
     add_sandbox_options(check_parser)
     check_parser.set_defaults(run=_check)
-
-    replay_parser = commands.add_parser("replay", help="re-run and show a match log",
-                                        description=_replay.__doc__)
-    replay_parser.add_argument("log", metavar="LOG")
-    replay_parser.add_argument("--quiet", action="store_true", help="only verify")
-    replay_parser.set_defaults(run=_replay)

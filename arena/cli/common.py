@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from arena.referee.match import Limits
+from arena.rules.seeds import parse_key
 from arena.sandbox import (
     BACKENDS,
     BotManifest,
@@ -99,3 +102,50 @@ def add_trust_option(parser: argparse.ArgumentParser) -> None:
                              "(it does not hide the host's files); refused otherwise")
 
 
+
+
+KEY_FILE = "secret-key.hex"
+"""Beside ``arena play``'s logs: the key its deals came from (readable by the user only)."""
+
+
+def write_key_file(folder: Path, key: bytes) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / KEY_FILE
+    path.unlink(missing_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(descriptor, "w") as out:
+        out.write(key.hex() + "\n")
+    return path
+
+
+def key_for_log(log: Path) -> bytes | None:
+    """The secret key a log's deals came from, where this machine has it: the key file
+    ``arena play`` leaves beside its logs, or the store of the season the log belongs to
+    (``<season folder>/logs/<match>.jsonl.gz``). None when neither is there."""
+    key_file = log.parent / KEY_FILE
+    if key_file.is_file():
+        try:
+            return parse_key(key_file.read_text())
+        except (OSError, ValueError):
+            return None
+    store = log.parent.parent / "season.sqlite"
+    if store.is_file():
+        try:
+            with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
+                row = db.execute("SELECT value FROM meta WHERE key = 'season_key'").fetchone()
+        except sqlite3.Error:
+            return None
+        if row:
+            try:
+                return parse_key(str(row[0]))
+            except ValueError:
+                return None
+    return None
+
+
+def key_argument(text: str) -> bytes:
+    """argparse type for --key: 64 hex digits."""
+    try:
+        return parse_key(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None

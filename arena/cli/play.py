@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import secrets
 import sys
 import time
 from typing import Any
@@ -15,6 +16,7 @@ from rich.table import Table
 from arena.bots.policies import POLICIES
 from arena.bots.runner import play_match
 from arena.cli.common import (
+    KEY_FILE,
     add_clock_options,
     add_sandbox_options,
     build_bots,
@@ -22,9 +24,11 @@ from arena.cli.common import (
     load_bots,
     private_folder,
     sandbox_limits,
+    write_key_file,
 )
 from arena.referee.match import MatchSpec, Seat, run_match
 from arena.rules.options import RuleOptions
+from arena.rules.seeds import KEY_BYTES, MatchSeed
 from arena.sandbox import SandboxError, make_launcher, sandbox_record
 
 
@@ -92,6 +96,16 @@ def _play(args: argparse.Namespace) -> int:
     console = Console()
     options = RuleOptions(target_score=args.target)
     n = len(bots)
+    key = None
+    if args.seed is None:
+        # A fresh secret key: no bot can work out the deals. It is kept beside the logs for
+        # `arena replay`, readable by this user only.
+        key = secrets.token_bytes(KEY_BYTES)
+        write_key_file(logs, key)
+    else:
+        (logs / KEY_FILE).unlink(missing_ok=True)  # from an earlier run: not these logs'
+        console.print(f"[yellow]--seed {args.seed}: the deals are predictable (anyone who "
+                      "knows the seed knows every hand); leave it out for a secret key[/yellow]")
     stats = [{"wins": 0.0, "points": 0, "faults": 0, "dq": 0} for _ in bots]
     decisions = 0
     started = time.perf_counter()
@@ -111,7 +125,9 @@ def _play(args: argparse.Namespace) -> int:
             except SandboxError as error:
                 print(f"arena play: {error}", file=sys.stderr)
                 return 2
-            spec = MatchSpec(match_id, args.seed + index, n, options, clock_limits(args),
+            chance = (MatchSeed.keyed(key, f"play/{match_id}") if key is not None
+                      else MatchSeed.public(args.seed + index))
+            spec = MatchSpec(match_id, chance, n, options, clock_limits(args),
                              logs / f"{match_id}.jsonl.gz", sandbox=sandbox_record(seats))
             outcome = asyncio.run(run_match(spec, seats, address=args.listen))
             decisions += outcome.decisions
@@ -127,7 +143,8 @@ def _play(args: argparse.Namespace) -> int:
             progress.update(task, advance=1, description=(
                 f"{index + 1}/{args.matches} matches, {decisions / elapsed:,.0f} decisions/s"))
     elapsed = time.perf_counter() - started
-    table = Table(title=f"{args.matches} matches to {args.target} (seeds {args.seed}..)")
+    dealt = f"seeds {args.seed}.." if key is None else "a secret key"
+    table = Table(title=f"{args.matches} matches to {args.target} ({dealt})")
     for column in ("bot", "wins", "win rate", "avg points", "faults", "disqualified"):
         table.add_column(column, justify="left" if column == "bot" else "right")
     for bot, row in zip(bots, stats, strict=True):
@@ -155,7 +172,9 @@ def register(commands: Any) -> None:
                                description=_play.__doc__)
     play.add_argument("bots", nargs="+", metavar="BOT_DIR")
     play.add_argument("--matches", type=int, default=10)
-    play.add_argument("--seed", type=int, default=1)
+    play.add_argument("--seed", type=int,
+                      help="deal from public seeds SEED, SEED+1, ... (predictable; default: a "
+                           "fresh secret key, kept beside the logs for `arena replay`)")
     play.add_argument("--target", type=int, default=500, help="target score (§16)")
     play.add_argument("--logs", default="runs/play", help="folder for match logs and bot output")
     play.add_argument("--listen", metavar="ADDRESS",

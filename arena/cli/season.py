@@ -15,12 +15,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from arena.cli.common import add_trust_option
+from arena.cli.common import add_trust_option, key_argument
 from arena.league.cluster import ClusterSecurityError, ClusterTLS, DaskExecutor, cluster_security
-from arena.league.driver import RunSummary, leaderboard, open_store, run_season
+from arena.league.driver import RunSummary, leaderboard, open_store, run_season, season_key
 from arena.league.executor import Executor, JobOutcome, LocalExecutor
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore
+from arena.rules.seeds import key_commitment
 from arena.sandbox import SandboxError, require_containment
 
 
@@ -42,9 +43,12 @@ def _season_run(args: argparse.Namespace) -> int:
     if args.trust_bots:
         season = dataclasses.replace(
             season, sandbox=dataclasses.replace(season.sandbox, trusted_bots=True))
-    try:
+    cluster = args.cluster or season.cluster
+    try:  # before anything is written: a refusal leaves no trace
         require_containment(season.sandbox.backend, season.sandbox.trusted_bots)
-    except SandboxError as error:
+        security = cluster_security(cluster, _cluster_tls(args, season),
+                                    args.insecure_cluster or season.insecure_cluster)
+    except (SandboxError, ClusterSecurityError) as error:
         print(f"arena season: {error}", file=sys.stderr)
         return 2
     console = Console()
@@ -53,17 +57,16 @@ def _season_run(args: argparse.Namespace) -> int:
     except SeasonError as error:
         print(f"arena season: {error}", file=sys.stderr)
         return 2
-    pending = len(store.pending())
-    store.close()
-    cluster = args.cluster or season.cluster
+    try:
+        season_key(store, args.key)  # drawn now, at the first run: the commitment is fixed
+    except SeasonError as error:
+        print(f"arena season: {error}", file=sys.stderr)
+        return 2
+    finally:
+        pending = len(store.pending())
+        store.close()
     executor: Executor
     if cluster or season.executor == "dask":
-        try:
-            security = cluster_security(cluster, _cluster_tls(args, season),
-                                        args.insecure_cluster or season.insecure_cluster)
-        except ClusterSecurityError as error:
-            print(f"arena season: {error}", file=sys.stderr)
-            return 2
         executor = DaskExecutor(cluster, season.parallelism, season.shared_bots,
                                 season.pin_cores, security=security)
         placement = f"on the Dask cluster {cluster or '(local)'}"
@@ -93,7 +96,7 @@ def _season_run(args: argparse.Namespace) -> int:
                     last = outcome.error.strip().splitlines()[-1]
                     progress.console.print(f"[red]match {outcome.match_id} failed:[/red] {last}")
 
-            summary = run_season(season, executor, on_outcome)
+            summary = run_season(season, executor, on_outcome, key=args.key)
     except KeyboardInterrupt:
         executor.shutdown()
         console.print("[yellow]stopped: matches in flight were killed and not recorded; "
@@ -219,8 +222,44 @@ def _season_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _season_reveal(args: argparse.Namespace) -> int:
+    """Publish the season's secret key, once its matches are played: with it anyone can
+    check the commitment in every log and re-deal every match (`arena replay LOG --key`)."""
+    season = season_or_exit(args.season)
+    if season is None:
+        return 2
+    if not season.store_path.exists():
+        print(f"arena season reveal: {season.name} has not been run "
+              f"({season.store_path} does not exist)", file=sys.stderr)
+        return 1
+    store = SeasonStore(season.store_path)
+    try:
+        known = store.meta("season_key")
+        if known is None:
+            print(f"arena season reveal: {season.store_path} holds no season key yet; run "
+                  "the season first", file=sys.stderr)
+            return 1
+        counts = store.counts()
+        if counts["scheduled"] and not args.force:
+            print(f"arena season reveal: {counts['scheduled']} match(es) of {season.name} are "
+                  "still to play, and the key would let bots predict their deals; finish the "
+                  "season first (or --force)", file=sys.stderr)
+            return 1
+        if store.meta("key_revealed_at") is None:
+            store.set_meta("key_revealed_at", str(time.time()))
+    finally:
+        store.close()
+    key = bytes.fromhex(known)
+    print(f"season {season.name}: key {key.hex()}")
+    print(f"its SHA-256, committed to in every log: {key_commitment(key)}")
+    print("the site shows it from the next `arena report`; anyone can check a log with "
+          f"`arena replay LOG --key {key.hex()}`")
+    return 0
+
+
 def register(commands: Any) -> None:
-    season = commands.add_parser("season", help="league seasons: run, status, standings, export")
+    season = commands.add_parser(
+        "season", help="league seasons: run, status, standings, export, reveal")
     season_commands = season.add_subparsers(dest="season_command", required=True)
     run = season_commands.add_parser("run", help="play (or resume) a season",
                                      description=_season_run.__doc__)
@@ -237,6 +276,9 @@ def register(commands: Any) -> None:
                      help="allow a plain-TCP cluster on another machine (only on a network "
                           "private to the cluster: the scheduler runs any code it is sent)")
     add_trust_option(run)
+    run.add_argument("--key", type=key_argument, metavar="HEX",
+                     help="deal from this season key instead of a fresh secret one (first run "
+                          "only; e.g. to re-run a revealed season and compare its logs)")
     run.set_defaults(run=_season_run)
     for name, handler in (("status", _season_status), ("standings", _season_standings)):
         sub = season_commands.add_parser(name, help=handler.__doc__,
@@ -249,3 +291,9 @@ def register(commands: Any) -> None:
     export.add_argument("--format", choices=("csv", "json"), default="csv")
     export.add_argument("--out", help="file to write (default: standard output)")
     export.set_defaults(run=_season_export)
+    reveal = season_commands.add_parser("reveal", help="publish the season's secret key",
+                                        description=_season_reveal.__doc__)
+    reveal.add_argument("season", metavar="SEASON.toml")
+    reveal.add_argument("--force", action="store_true",
+                        help="reveal even though matches are still to play")
+    reveal.set_defaults(run=_season_reveal)

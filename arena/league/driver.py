@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ from arena.league.schedule import ScheduledMatch, schedule
 from arena.league.season import Season, SeasonError
 from arena.league.store import SeasonStore
 from arena.rating import Leaderboard, rate_season
+from arena.rules.seeds import KEY_BYTES, MatchSeed, key_commitment
 from arena.sandbox.manifest import BotManifest
 
 
@@ -26,14 +28,14 @@ class RunSummary:
 
 def season_schedule(season: Season) -> list[ScheduledMatch]:
     return schedule(len(season.entrants), season.table_size, season.matches_per_group,
-                    season.seed, season.duplicate_deals)
+                    season.duplicate_deals)
 
 
 def _fingerprint(season: Season, matches: list[ScheduledMatch]) -> str:
     """What must not change under a season's feet: the schedule and the rules."""
     data = {
         "entrants": [str(m.folder) for m in season.entrants],
-        "matches": [(m.match_id, m.seed, m.seats) for m in matches],
+        "matches": [(m.match_id, m.chance, m.seats) for m in matches],
         "rules": season.rules.to_dict(),
     }
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
@@ -55,7 +57,7 @@ def open_store(season: Season) -> tuple[SeasonStore, list[int], list[ScheduledMa
         store.set_meta("season_file", str(season.path))
         store.set_meta("settings", json.dumps({
             "table_size": season.table_size, "matches_per_group": season.matches_per_group,
-            "duplicate_deals": season.duplicate_deals, "seed": season.seed,
+            "duplicate_deals": season.duplicate_deals,
             "rules": season.rules.to_dict(), "limits": season.limits.to_record(),
             "sandbox": season.sandbox.to_dict()}, sort_keys=True))
     elif known != fingerprint:
@@ -72,12 +74,32 @@ def open_store(season: Season) -> tuple[SeasonStore, list[int], list[ScheduledMa
     return store, ids, matches
 
 
+def season_key(store: SeasonStore, given: bytes | None = None) -> bytes:
+    """The season's secret key: drawn at its first run (or ``given``, to re-run a revealed
+    season) and kept in the store, never in the season file, a log or the site until the
+    organiser reveals it. Its SHA-256 is published from the start (commit-reveal)."""
+    known = store.meta("season_key")
+    if known is None:
+        key = given if given is not None else secrets.token_bytes(KEY_BYTES)
+        store.set_meta("season_key", key.hex())
+        store.set_meta("key_commitment", key_commitment(key))
+        return key
+    key = bytes.fromhex(known)
+    if given is not None and given != key:
+        raise SeasonError(
+            f"{store.path}: this season already has a different key (SHA-256 "
+            f"{key_commitment(key)[:16]}…); a key can only be given at the first run")
+    return key
+
+
 def run_season(season: Season, executor: Executor | None = None,
-               on_outcome: Callable[[JobOutcome, RunSummary], None] | None = None
-               ) -> RunSummary:
-    """Play every match not yet recorded; safe to stop at any moment and run again."""
+               on_outcome: Callable[[JobOutcome, RunSummary], None] | None = None,
+               key: bytes | None = None) -> RunSummary:
+    """Play every match not yet recorded; safe to stop at any moment and run again.
+    ``key``: the season key to use at the first run (default: a fresh secret one)."""
     store, _, matches = open_store(season)
     try:
+        secret = season_key(store, key)
         # Logs of matches that were in flight when an earlier run died.
         for partial in season.logs.glob("*.partial"):
             partial.unlink(missing_ok=True)
@@ -93,7 +115,7 @@ def run_season(season: Season, executor: Executor | None = None,
                 failures.append((match.match_id, reasons[0]))
                 pending.discard(match.match_id)
         jobs = [
-            MatchJob(match_id=m.match_id, seed=m.seed,
+            MatchJob(match_id=m.match_id, seed=MatchSeed.keyed(secret, m.chance),
                      bots=tuple(ready[e] for e in m.seats), rules=season.rules,
                      limits=season.limits, sandbox=season.sandbox,
                      log_path=season.logs / f"{m.match_id}.jsonl.gz",

@@ -30,13 +30,15 @@ from arena.league.store import MatchRecord, SeatResult
 from arena.referee.launch import SeatLauncher
 from arena.referee.match import Limits, MatchSpec, run_match
 from arena.rules.options import RuleOptions
+from arena.rules.seeds import MatchSeed
 from arena.sandbox.manifest import BotManifest
 
 
 @dataclass(frozen=True)
 class MatchJob:
     match_id: str
-    seed: int
+    seed: MatchSeed
+    """The match's key, derived from the season key (the season key stays with the driver)."""
     bots: tuple[BotManifest, ...]
     """The bot at each seat."""
     rules: RuleOptions

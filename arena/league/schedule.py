@@ -6,6 +6,10 @@ with the seats rotated between them, so each entrant sits in each position as eq
 the numbers allow (exactly, when ``matches_per_group`` is a multiple of the table size).
 With duplicate deals each deal is played once per rotation of the seats, so every bot
 meets the same cards from every position.
+
+The schedule holds no randomness: each match names the label its deals are derived under
+from the season's secret key (``arena.rules.seeds.MatchSeed.keyed``); the matches of one
+duplicate deal share a label.
 """
 
 from __future__ import annotations
@@ -14,8 +18,6 @@ import dataclasses
 import itertools
 from dataclasses import dataclass
 
-from arena.rules.seeds import derive_seed
-
 
 @dataclass(frozen=True)
 class ScheduledMatch:
@@ -23,12 +25,13 @@ class ScheduledMatch:
     """Stable, sortable: the match's position in the schedule (ratings apply in this order)."""
     seats: tuple[int, ...]
     """Entrant index per seat."""
-    seed: int
+    chance: str
+    """The label of the match's deals under the season key (shared by a duplicate deal)."""
     group: int
     deal: int
 
 
-def schedule(entrants: int, table_size: int, matches_per_group: int, seed: int,
+def schedule(entrants: int, table_size: int, matches_per_group: int,
              duplicate_deals: bool = False) -> list[ScheduledMatch]:
     if not 2 <= table_size <= entrants:
         raise ValueError(f"table size {table_size} needs at least that many entrants "
@@ -42,18 +45,16 @@ def schedule(entrants: int, table_size: int, matches_per_group: int, seed: int,
     for group_index, group in enumerate(groups):
         if duplicate_deals:
             for deal in range(matches_per_group):
-                deal_seed = derive_seed(seed, "deal", group_index, deal)
+                label = f"deal/{group_index}/{deal}"
                 for rotation in range(table_size):
-                    matches.append(_match(len(matches), group, rotation, deal_seed,
+                    matches.append(_match(len(matches), group, rotation, label,
                                           group_index, deal, width))
             continue
         used: set[int] = set()
         for repeat in range(matches_per_group):
             rotation = _balancing_rotation(group, seat_counts, used)
             used = set() if len(used) + 1 == table_size else used | {rotation}
-            match = _match(len(matches), group, rotation,
-                           derive_seed(seed, "match", len(matches)), group_index, repeat,
-                           width)
+            match = _match(len(matches), group, rotation, None, group_index, repeat, width)
             for position, entrant in enumerate(match.seats):
                 seat_counts[entrant][position] += 1
             matches.append(match)
@@ -98,7 +99,8 @@ def _balancing_rotation(group: tuple[int, ...], seat_counts: list[list[int]],
     return min(range(size), key=cost)
 
 
-def _match(index: int, group: tuple[int, ...], rotation: int, seed: int, group_index: int,
-           deal: int, width: int) -> ScheduledMatch:
+def _match(index: int, group: tuple[int, ...], rotation: int, chance: str | None,
+           group_index: int, deal: int, width: int) -> ScheduledMatch:
     seats = group[rotation:] + group[:rotation]
-    return ScheduledMatch(f"m{index + 1:0{width}d}", seats, seed, group_index, deal)
+    match_id = f"m{index + 1:0{width}d}"
+    return ScheduledMatch(match_id, seats, chance or match_id, group_index, deal)

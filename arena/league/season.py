@@ -2,7 +2,6 @@
 
     [season]
     name = "sample"
-    seed = 2026
     table_size = 2             # players per match, 2..10
     matches_per_group = 4      # per pair at 2-player tables, per group of k otherwise
     duplicate_deals = false    # play each deal once per seat rotation
@@ -77,7 +76,6 @@ class SandboxSettings:
 class Season:
     name: str
     path: Path
-    seed: int
     table_size: int
     matches_per_group: int
     duplicate_deals: bool
@@ -111,7 +109,7 @@ class Season:
 
 
 _KNOWN = {
-    "season": {"name", "seed", "table_size", "matches_per_group", "matches_per_pairing",
+    "season": {"name", "table_size", "matches_per_group", "matches_per_pairing",
                "duplicate_deals", "parallelism", "pin_cores", "entrants", "executor",
                "cluster", "shared_bots", "tls_ca_file", "tls_cert_file", "tls_key_file",
                "insecure_cluster"},
@@ -231,6 +229,11 @@ def load_season(path: Path | str) -> Season:
                           f"known: {', '.join(_KNOWN)}")
     if "season" not in data:
         raise SeasonError(f"{path}: missing the [season] table")
+    if isinstance(data["season"], dict) and "seed" in data["season"]:
+        raise SeasonError(
+            f"{path}: [season] seed is no longer used: a season's deals come from a secret "
+            "key drawn at its first run and kept in its store (bots cannot predict them; "
+            "`arena season reveal` publishes the key afterwards); remove the seed line")
     season = _Reader(path, "season", data["season"])
     name = season.string("name", None, r"[A-Za-z0-9][A-Za-z0-9_.-]*")
     table_size = season.integer("table_size", 2, 2, 10)
@@ -289,7 +292,6 @@ def load_season(path: Path | str) -> Season:
     base = path.parent
     return Season(
         name=name, path=path.resolve(),
-        seed=season.integer("seed", 1, 0),
         table_size=table_size, matches_per_group=per_group,
         duplicate_deals=season.boolean("duplicate_deals", False),
         parallelism=season.integer("parallelism", len(os.sched_getaffinity(0)) or 1, 1, 256),

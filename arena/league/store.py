@@ -7,6 +7,7 @@ that was in flight when the run died has no row and is simply played again on re
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -30,7 +31,7 @@ CREATE TABLE IF NOT EXISTS entrants (
 );
 CREATE TABLE IF NOT EXISTS matches (
     match_id TEXT PRIMARY KEY,
-    seed INTEGER NOT NULL,
+    chance TEXT NOT NULL,            -- the label its deals derive under from the season key
     grp INTEGER NOT NULL,
     deal INTEGER NOT NULL,
     seats TEXT NOT NULL,             -- JSON list of entrant ids, by seat
@@ -96,15 +97,28 @@ class StoredResult:
     faults: tuple[dict[str, object], ...]
 
 
+class StoreError(Exception):
+    """A store this version cannot use; the message says why and what to do."""
+
+
 class SeasonStore:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        # The store holds the season key: only the organiser may read it (SQLite gives its
+        # -wal and -shm files the database file's permissions).
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
         self.db = sqlite3.connect(path, isolation_level=None)  # explicit transactions
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(matches)")}
+        if "chance" not in columns:
+            self.db.close()
+            raise StoreError(
+                f"{path}: made by an older UNO Arena, whose deals came from public seeds; "
+                "start the season again in a new [output] folder (its results stay here)")
 
     def close(self) -> None:
         self.db.close()
@@ -150,10 +164,11 @@ class SeasonStore:
             for match in matches:
                 seats = json.dumps([entrant_ids[e] for e in match.seats])
                 db.execute(
-                    "INSERT INTO matches (match_id, seed, grp, deal, seats) VALUES (?,?,?,?,?) "
+                    "INSERT INTO matches (match_id, chance, grp, deal, seats) "
+                    "VALUES (?,?,?,?,?) "
                     "ON CONFLICT (match_id) DO UPDATE SET seats = excluded.seats "
                     "WHERE matches.status != 'done'",
-                    (match.match_id, match.seed, match.group, match.deal, seats))
+                    (match.match_id, match.chance, match.group, match.deal, seats))
 
     # -- results -------------------------------------------------------------------------
 
@@ -223,7 +238,7 @@ class SeasonStore:
         ]
 
     def matches(self) -> list[dict[str, Any]]:
-        columns = ("match_id", "seed", "grp", "deal", "seats", "status", "error", "attempts",
+        columns = ("match_id", "chance", "grp", "deal", "seats", "status", "error", "attempts",
                    "finished_at", "seconds", "decisions", "rounds", "round_limit_reached",
                    "log_path")
         rows = self.db.execute(f"SELECT {', '.join(columns)} FROM matches ORDER BY match_id")

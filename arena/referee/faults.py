@@ -20,9 +20,11 @@ class FaultKind(IntEnum):
     DISCONNECTED = 5
     NO_HELLO = 6
     STRIKE_LIMIT = 7
+    FLOODED = 8
 
 
-DISQUALIFYING = frozenset({FaultKind.DISCONNECTED, FaultKind.NO_HELLO, FaultKind.STRIKE_LIMIT})
+DISQUALIFYING = frozenset({FaultKind.DISCONNECTED, FaultKind.NO_HELLO, FaultKind.STRIKE_LIMIT,
+                           FaultKind.FLOODED})
 
 
 @dataclass(frozen=True)

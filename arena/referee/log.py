@@ -1,10 +1,11 @@
 """The match log: one gzip-compressed JSON-lines file per match.
 
-Line kinds (field ``type``): ``header`` (match id, seed, players, rule options, limits,
+Line kinds (field ``type``): ``header`` (match id, where its deals come from — the season
+key's commitment and the match's label, or a public seed —, players, rule options, limits,
 protocol version), ``event`` (an engine event, every card shown), ``decision`` (seat,
 request id, action, where it came from, latency), ``fault`` (a strike or disqualification
-with its reason) and ``result``. Game content is a pure function of the seed and the
-decisions; only latencies and wall-clock fields differ between runs.
+with its reason) and ``result``. Game content is a pure function of the match key (or seed)
+and the decisions; only latencies and wall-clock fields differ between runs.
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ class MatchLogWriter:
         self.path = path
         # Unique per process: a worker orphaned by a killed run cannot collide with the rerun.
         self._partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-        self._raw = open(self._partial, "wb")  # noqa: SIM115 - closed in close()
+        # Only the referee reads a match in play (the log shows every hand); the finished
+        # log is public.
+        self._raw = os.fdopen(os.open(self._partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+                                      | os.O_NOFOLLOW, 0o600), "wb")
         # mtime=0 keeps the compressed bytes free of the clock.
         self._gzip = gzip.GzipFile(fileobj=self._raw, mode="wb", mtime=0)
         self._text = io.TextIOWrapper(self._gzip, encoding="utf-8", newline="\n")
@@ -56,6 +60,7 @@ class MatchLogWriter:
         self.flush()
         self._text.close()
         self._raw.close()
+        os.chmod(self._partial, 0o644)
         self._partial.replace(self.path)
 
     def abandon(self) -> None:

@@ -12,7 +12,6 @@ import asyncio
 import collections
 import contextlib
 import os
-import random
 import secrets
 import shutil
 import tempfile
@@ -24,7 +23,6 @@ from typing import Any
 import grpc
 
 from arena.bots.policies import GreedyPolicy, Policy
-from arena.bots.runner import deck_seed
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.protocol.convert import (
     ProtocolError,
@@ -40,10 +38,24 @@ from arena.rules import events as ev
 from arena.rules.actions import UNO_CALL, Action, action_name
 from arena.rules.options import OFFICIAL, RuleOptions
 from arena.rules.scoring import places
-from arena.rules.seeds import seat_seed
+from arena.rules.seeds import MatchSeed
 from arena.rules.state import Match
 
-MAX_MESSAGE_BYTES = 64 * 1024  # a decision is ~10 bytes; anything near this is an attack
+# What a bot may make the referee hold: its memory must not depend on what bots send.
+MAX_MESSAGE_BYTES = 16 * 1024
+"""Largest message a bot may send (a decision is ~10 bytes, a hello ~100)."""
+INBOX_MESSAGES = 32
+INBOX_BYTES = 64 * 1024
+"""A seat's unread messages, at most: beyond either, the seat is cut off for flooding."""
+MAX_METADATA_BYTES = 8 * 1024
+STREAMS_PER_CONNECTION = 2
+"""A bot needs one stream; HTTP/2 refuses more on the same connection."""
+PENDING_HELLOS = 16
+"""Streams still waiting for their hello, at most: a new one past this evicts the one that
+has waited longest (a real bot says hello at once, so flooding the referee with silent
+streams cannot keep it out)."""
+REFUSED_KEPT = 8
+"""Refused tokens remembered (for the NO_HELLO reason), at most."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +78,8 @@ class Limits:
 @dataclass(frozen=True)
 class MatchSpec:
     match_id: str
-    seed: int
+    seed: int | MatchSeed
+    """Where the deals come from: a secret key (seasons, ``arena play``) or a public seed."""
     players: int
     options: RuleOptions = OFFICIAL
     limits: Limits = Limits()
@@ -105,7 +118,7 @@ class SeatReport:
 @dataclass(frozen=True)
 class MatchOutcome:
     match_id: str
-    seed: int
+    seed: int | MatchSeed
     scores: tuple[int, ...]
     places: tuple[int, ...]
     rounds: int
@@ -129,13 +142,29 @@ _DISCONNECTED = object()
 
 class _Inbox:
     """Messages from one bot with their arrival time; cheaper than a Queue + wait_for on
-    the per-decision hot path (one future, one timer, no extra task)."""
+    the per-decision hot path (one future, one timer, no extra task).
+
+    Bounded: a bot is asked one thing at a time, so it has no reason to get more than a few
+    messages ahead of the referee. ``admit`` refuses a message past ``INBOX_MESSAGES`` or
+    ``INBOX_BYTES`` unread, and the seat is then cut off for flooding: the referee's memory
+    does not depend on what a bot sends."""
 
     def __init__(self) -> None:
-        self.backlog: collections.deque[tuple[float, Any]] = collections.deque()
+        self.backlog: collections.deque[tuple[float, Any, int]] = collections.deque()
         self.waiter: asyncio.Future[None] | None = None
+        self.unread_bytes = 0
 
-    def put_nowait(self, item: tuple[float, Any]) -> None:
+    def admit(self, arrived: float, message: Any, size: int) -> bool:
+        """Queue a bot's message of ``size`` bytes; False (and nothing queued) when it
+        would take the inbox past its budget."""
+        if (len(self.backlog) >= INBOX_MESSAGES
+                or self.unread_bytes + size > INBOX_BYTES):
+            return False
+        self.unread_bytes += size
+        self.put_nowait((arrived, message, size))
+        return True
+
+    def put_nowait(self, item: tuple[float, Any, int]) -> None:
         self.backlog.append(item)
         waiter = self.waiter
         if waiter is not None and not waiter.done():
@@ -144,8 +173,13 @@ class _Inbox:
     def empty(self) -> bool:
         return not self.backlog
 
+    def _take(self) -> tuple[float, Any]:
+        arrived, message, size = self.backlog.popleft()
+        self.unread_bytes -= size
+        return arrived, message
+
     def get_nowait(self) -> tuple[float, Any]:
-        return self.backlog.popleft()
+        return self._take()
 
     async def get(self, timeout: float) -> tuple[float, Any]:
         """The next message; TimeoutError after ``timeout`` seconds."""
@@ -160,7 +194,7 @@ class _Inbox:
                 self.waiter = None
             if not self.backlog:
                 raise TimeoutError
-        return self.backlog.popleft()
+        return self._take()
 
 
 def _expire(waiter: asyncio.Future[None]) -> None:
@@ -197,33 +231,59 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
 
     async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
         referee = self.referee
+        if not referee.tokens:  # every seat has connected: nothing is left to claim
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                                "unknown or used token: every seat has connected")
+            return
+        waiting = referee.waiting_for_hello
+        me = asyncio.current_task()
+        if len(waiting) >= PENDING_HELLOS:
+            waiting.popleft().cancel()  # the stream silent the longest
+        if me is not None:
+            waiting.append(me)
         try:
             first = await asyncio.wait_for(context.read(), referee.spec.limits.hello_timeout)
         except (TimeoutError, grpc.RpcError, asyncio.CancelledError):
             return
+        finally:
+            with contextlib.suppress(ValueError):
+                waiting.remove(me)  # type: ignore[arg-type]
         if first is grpc.aio.EOF or not first.HasField("hello"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be hello")
             return
         seat = referee.tokens.pop(first.hello.token, None)  # one-time: a reuse finds nothing
         if seat is None:
-            referee.refused.append(first.hello.token[:8])
+            referee.refused += 1
+            if len(referee.refused_tokens) < REFUSED_KEPT:
+                referee.refused_tokens.append(first.hello.token[:8])
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, "unknown or used token")
             return
         connection = _Connection(context, first.hello)
         referee.attach(seat, connection)
         inbox = connection.inbox
+        flooded = False
         try:
             while True:
                 message = await context.read()
                 if message is grpc.aio.EOF:
                     break
-                inbox.put_nowait((time.perf_counter(), message))
+                if not inbox.admit(time.perf_counter(), message, message.ByteSize()):
+                    flooded = True
+                    break
         except (grpc.RpcError, asyncio.CancelledError, Exception):
             pass
         finally:
             connection.alive = False
             connection.closed.set()
-            inbox.put_nowait((time.perf_counter(), _DISCONNECTED))
+            if flooded:
+                referee.floods.append(seat)
+            inbox.put_nowait((time.perf_counter(), _DISCONNECTED, 0))
+        if flooded:
+            with contextlib.suppress(Exception):
+                await context.abort(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"more than {INBOX_MESSAGES} messages or {INBOX_BYTES} bytes sent ahead "
+                    "of the referee")
         # Keep the stream open until the match has sent its last message.
         with contextlib.suppress(asyncio.CancelledError):
             await connection.finished.wait()
@@ -234,7 +294,12 @@ class _Referee:
         self.spec = spec
         self.tokens: dict[str, int] = {}
         self.connections: dict[int, _Connection] = {}
-        self.refused: list[str] = []
+        self.refused = 0
+        self.refused_tokens: list[str] = []
+        """The first few refused tokens' first characters (for the log)."""
+        self.waiting_for_hello: collections.deque[asyncio.Task[Any]] = collections.deque()
+        self.floods: list[int] = []
+        """Seats cut off for flooding, not yet recorded as faults by the match loop."""
         self.in_process: dict[int, Policy] = {}
         self.processes: dict[int, BotProcess] = {}
         self.all_connected = asyncio.Event()
@@ -270,6 +335,11 @@ async def run_match(
     listen = address or f"unix:{socket_dir / 'referee.sock'}"
     server = grpc.aio.server(options=[
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_metadata_size", MAX_METADATA_BYTES),
+        ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),
+        # Connections that hold no stream are closed: they cost memory and serve nothing.
+        ("grpc.max_connection_idle_ms", int(spec.limits.hello_timeout * 1000)),
+        ("grpc.http2.bdp_probe", 0),  # keep flow-control windows at their small default
         ("grpc.so_reuseport", 0),
     ])
     pb_grpc.add_RefereeServiceServicer_to_server(  # type: ignore[no-untyped-call]
@@ -345,14 +415,16 @@ class _MatchLoop:
         self.log = log
         self.processes = referee.processes
         self.reports = referee.reports
-        self.match = Match(spec.players, random.Random(deck_seed(spec.seed)), spec.options)
+        self.chance = (spec.seed if isinstance(spec.seed, MatchSeed)
+                       else MatchSeed.public(spec.seed))
+        self.match = Match(spec.players, self.chance.deck_rng(), spec.options)
         # Everything a bot is told, in order: engine events and faults.
         self.timeline: list[ev.Event | Fault] = []
         self.synced = 0
         self.cursors = [0] * spec.players
         self.public_wire: dict[int, pb.Event] = {}
         self.time_bank = [spec.limits.time_bank] * spec.players
-        self.autopilots = [GreedyPolicy(seat_seed(spec.seed, seat))
+        self.autopilots = [GreedyPolicy(self.chance.seat_seed(seat))
                            for seat in range(spec.players)]
         self.request_id = 0
         self.decisions = 0
@@ -384,6 +456,13 @@ class _MatchLoop:
                 seat, FaultKind.STRIKE_LIMIT,
                 f"reached the strike limit of {self.spec.limits.strike_limit}",
                 report.strikes, True))
+
+    def _record_floods(self) -> None:
+        floods = self.referee.floods
+        while floods:
+            self._fault(floods.pop(0), FaultKind.FLOODED,
+                        f"sent more than {INBOX_MESSAGES} messages or {INBOX_BYTES} bytes ahead "
+                        "of the referee; its stream was cut off")
 
     def _record_fault(self, report: SeatReport, fault: Fault) -> None:
         report.faults.append(fault)
@@ -421,12 +500,13 @@ class _MatchLoop:
         if self.log:
             self.log.write({
                 "type": "header", "format": LOG_FORMAT, "match_id": spec.match_id,
-                "seed": spec.seed, "players": spec.players,
+                **self.chance.to_record(), "players": spec.players,
                 "protocol_version": int(PROTOCOL_VERSION),
                 "rules": spec.options.to_dict(), "limits": spec.limits.to_record(),
                 "sandbox": spec.sandbox,
             })
         await self._wait_for_hellos()
+        self._record_floods()
         if self.log:
             self.log.write({"type": "seats", "seats": [
                 {"seat": r.seat, "name": r.name, "version": r.version, "connected": r.connected}
@@ -442,13 +522,15 @@ class _MatchLoop:
                     decision_deadline_ms=int(spec.limits.decision_deadline * 1000),
                     time_bank_ms=int(spec.limits.time_bank * 1000),
                     strike_limit=spec.limits.strike_limit),
-                seed=seat_seed(spec.seed, seat), protocol_version=PROTOCOL_VERSION)
+                seed=self.chance.seat_seed(seat), protocol_version=PROTOCOL_VERSION)
             if not await connection.send(pb.PlayResponse(match_start=start)):
                 self._fault(seat, FaultKind.DISCONNECTED, "stream closed before match start")
         self._off_turn(self.processes)
         match = self.match
         play_started = time.perf_counter()
         while not match.is_over:
+            if referee.floods:
+                self._record_floods()
             seat = match.current_seat
             observation = match.observation(seat)
             legal = match.legal_actions()
@@ -477,6 +559,7 @@ class _MatchLoop:
             self._sync_events()
             if on_progress is not None and isinstance(match.events[-1], ev.RoundEnded):
                 on_progress(match)
+        self._record_floods()
         final_places = places(match.scores, spec.options.alternative_scoring,
                               [r.seat for r in self.reports if r.disqualified])
         for seat in self.processes:
@@ -537,7 +620,7 @@ class _MatchLoop:
                 reason = ("the bot exited before saying hello" if exited else
                           f"no valid hello within {self.spec.limits.hello_timeout:g} s")
                 if referee.refused:
-                    reason += (f"; {len(referee.refused)} connection(s) refused for an unknown"
+                    reason += (f"; {referee.refused} connection(s) refused for an unknown"
                                " or used token")
                 self._fault(seat, FaultKind.NO_HELLO, reason)
 

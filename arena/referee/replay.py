@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.bots.runner import deck_seed
 from arena.referee.log import read_log
 from arena.rules import events as ev
 from arena.rules.options import RuleOptions
+from arena.rules.seeds import MatchSeed
 from arena.rules.state import Match
 
 
 class ReplayMismatch(Exception):
     """The log does not replay to the state it records."""
+
+
+class KeyNeeded(ReplayMismatch):
+    """The log's deals come from a secret season key that was not given (or is wrong)."""
 
 
 @dataclass(frozen=True)
@@ -28,16 +31,26 @@ class Replay:
     result: dict[str, Any] | None
 
 
-def replay(path: Path, on_line: Callable[[dict[str, Any]], None] | None = None) -> Replay:
-    """Re-apply every logged decision to a fresh engine seeded as the log says; every
-    event must come out identical and the final scores must match."""
+def replay(path: Path, on_line: Callable[[dict[str, Any]], None] | None = None,
+           season_key: bytes | None = None) -> Replay:
+    """Re-apply every logged decision to a fresh engine dealt as the log says; every
+    event must come out identical and the final scores must match. A log played under a
+    season key needs that key (``season_key``), checked against the log's commitment."""
     records = list(read_log(path))
     if not records or records[0].get("type") != "header":
         raise ReplayMismatch(f"{path}: not a match log (no header line)")
     header = records[0]
+    try:
+        chance = MatchSeed.from_record(header, season_key)
+    except KeyError:
+        raise KeyNeeded(
+            f"{path}: its deals come from a secret season key (SHA-256 "
+            f"{header['key_commitment']}); replay it with --key once the organiser has "
+            "revealed the key (`arena season reveal`)") from None
+    except ValueError as error:
+        raise KeyNeeded(f"{path}: {error}") from None
     names = [f"seat {s}" for s in range(header["players"])]
-    match = Match(header["players"], random.Random(deck_seed(header["seed"])),
-                  RuleOptions.from_dict(header["rules"]))
+    match = Match(header["players"], chance.deck_rng(), RuleOptions.from_dict(header["rules"]))
     produced = 0
     result = None
     for number, record in enumerate(records[1:], start=2):

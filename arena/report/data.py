@@ -38,7 +38,8 @@ class Bot:
 class MatchRow:
     match_id: str
     status: str
-    seed: int
+    chance: str
+    """The label its deals derive under from the season key."""
     seats: list[int]
     """Entrant ids by seat."""
     results: list[StoredResult]
@@ -87,6 +88,10 @@ class SeasonData:
     board: Leaderboard
     counts: dict[str, int]
     store_path: Path
+    key_commitment: str | None = None
+    """SHA-256 of the season key (published from the start)."""
+    revealed_key: str | None = None
+    """The season key itself, once the organiser has revealed it (`arena season reveal`)."""
 
     def bot(self, entrant_id: int) -> Bot:
         return self.bots[entrant_id]
@@ -116,6 +121,9 @@ def load_season_data(store_path: Path) -> SeasonData:
         board = leaderboard(store)
         counts = store.counts()
         raw_matches = store.matches()
+        commitment = store.meta("key_commitment")
+        # The key stays secret (bots could predict deals) until the organiser reveals it.
+        revealed = store.meta("season_key") if store.meta("key_revealed_at") else None
     finally:
         store.close()
     by_match: dict[str, list[StoredResult]] = defaultdict(list)
@@ -130,7 +138,7 @@ def load_season_data(store_path: Path) -> SeasonData:
         bot.standing, bot.rank, bot.outranks_next = standing, rank, above
     ranked = [bots[s.entrant_id] for s in board.standings if s.matches or len(bots) < 50]
     matches = [
-        MatchRow(m["match_id"], m["status"], m["seed"], m["seats"],
+        MatchRow(m["match_id"], m["status"], m["chance"], m["seats"],
                  sorted(by_match.get(m["match_id"], []), key=lambda r: r.seat),
                  m["seconds"], m["decisions"], m["rounds"], bool(m["round_limit_reached"]),
                  m["log_path"], m["error"], m["finished_at"])
@@ -146,7 +154,7 @@ def load_season_data(store_path: Path) -> SeasonData:
                 record.meetings += 1
                 record.wins += 1.0 if a.place < b.place else 0.5 if a.place == b.place else 0.0
     return SeasonData(name, settings, bots, ranked, matches, dict(head_to_head), board, counts,
-                      store_path)
+                      store_path, commitment, revealed)
 
 
 def read_match_log(path: Path) -> list[dict[str, Any]]:

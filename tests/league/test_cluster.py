@@ -18,12 +18,13 @@ from arena.league.season import load_season
 from arena.league.store import SeasonStore
 
 ROOT = Path(__file__).resolve().parents[2]
+KEY = bytes(range(32))
+"""Seasons compared with each other are dealt from the same key."""
 BOTS = ROOT / "sample_bots" / "python"
 
 SEASON = f"""
 [season]
 name = "{{name}}"
-seed = 31
 table_size = 2
 matches_per_group = {{per_group}}
 parallelism = 2
@@ -70,10 +71,10 @@ def test_pack_and_unpack_a_bot_by_hash(tmp_path: Path, monkeypatch: pytest.Monke
 @pytest.mark.slow
 def test_local_cluster_gives_the_local_executors_results(tmp_path: Path) -> None:
     local = season_at(tmp_path, "local")
-    summary = run_season(local, LocalExecutor(2))
+    summary = run_season(local, LocalExecutor(2), key=KEY)
     assert summary.played == 6 and summary.failed == 0
     on_cluster = season_at(tmp_path, "cluster")
-    summary = run_season(on_cluster, DaskExecutor(None, workers=2))
+    summary = run_season(on_cluster, DaskExecutor(None, workers=2), key=KEY)
     assert summary.played == 6 and summary.failed == 0
     assert results_of(tmp_path / "cluster") == results_of(tmp_path / "local")
     # Logs and bot output came back from the workers into the season folder.

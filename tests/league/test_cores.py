@@ -18,6 +18,7 @@ from arena.league.executor import LocalExecutor, MatchJob, core_plan, usable_cor
 from arena.league.season import SandboxSettings
 from arena.referee.match import Limits
 from arena.rules.options import RuleOptions
+from arena.rules.seeds import MatchSeed
 from arena.sandbox.manifest import load_manifest
 
 
@@ -77,7 +78,7 @@ def bot_cores(output: Path) -> list[set[int]]:
 def play(where: Path, tmp_path: Path, workers: int, pin_cores: bool, backend: str
          ) -> list[set[int]]:
     bot = load_manifest(where)
-    jobs = [MatchJob(f"m{index}", seed=index, bots=(bot, bot),
+    jobs = [MatchJob(f"m{index}", seed=MatchSeed.public(index), bots=(bot, bot),
                      rules=RuleOptions(target_score=50), limits=Limits(),
                      sandbox=SandboxSettings(backend=backend),
                      log_path=tmp_path / f"m{index}.jsonl.gz",

@@ -26,7 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SEASON = """
 [season]
 name = "{name}"
-seed = 77
 table_size = 2
 matches_per_group = 8
 parallelism = 2
@@ -54,8 +53,13 @@ def season_file(tmp_path: Path, name: str) -> Path:
     return path
 
 
+KEY = bytes(range(32)).hex()
+"""Both seasons are dealt from this key, so their results can be compared."""
+
+
 def start(path: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "arena.cli", "season", "run", str(path)],
+    return subprocess.Popen([sys.executable, "-m", "arena.cli", "season", "run", str(path),
+                             "--key", KEY],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
 

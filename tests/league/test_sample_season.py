@@ -26,6 +26,7 @@ from arena.bots.runner import play_match
 from arena.league.driver import leaderboard, season_schedule
 from arena.league.season import Season, load_season
 from arena.league.store import SeasonStore
+from arena.rules.seeds import MatchSeed
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_bots" / "season.toml"
@@ -97,12 +98,15 @@ def test_status_says_all_done(sample: SampleRun) -> None:
     assert f"season sample: {total} done, 0 failed, 0 to play, of {total}" in status.stdout
 
 
-def test_standings_recover_the_known_order(store: SeasonStore) -> None:
+def test_standings_put_random_play_last(store: SeasonStore) -> None:
+    """The deals come from a fresh secret key each run: what must hold for any key is that
+    both heuristic bots finish above random play (they win ~99% of matches against it);
+    strategist and greedy are too close for this many matches to order them every time."""
     board = leaderboard(store)
     by_id = names(store)
     order = [by_id[s.entrant_id] for s in board.standings]
     ratings = {by_id[s.entrant_id]: round(s.conservative, 2) for s in board.standings}
-    assert order == ["strategist", "greedy", "random"], ratings
+    assert order[-1] == "random", ratings
 
 
 def test_standings_command_prints_the_leaderboard(sample: SampleRun, store: SeasonStore) -> None:
@@ -121,9 +125,11 @@ def test_results_are_those_of_the_same_matches_played_in_process(store: SeasonSt
     stored: dict[str, list[tuple[int, int]]] = {}
     for r in store.results():
         stored.setdefault(r.match_id, []).append((r.place, r.score))
+    key = bytes.fromhex(store.meta("season_key") or "")
     for match in store.matches():
         seats = [by_id[entrant] for entrant in match["seats"]]
-        played = play_match([POLICIES[name] for name in seats], match["seed"], build=True)
+        chance = MatchSeed.keyed(key, match["chance"])
+        played = play_match([POLICIES[name] for name in seats], chance, build=True)
         assert stored[match["match_id"]] == list(zip(played.places, played.scores,
                                                      strict=True)), match["match_id"]
 

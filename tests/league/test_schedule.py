@@ -29,7 +29,7 @@ def per_group_values(size: int) -> list[int]:
 @functools.cache
 def plain_schedule(entrants: int, size: int, per_group: int) -> list[ScheduledMatch]:
     """Shared by the pair and seat tests (the schedule is pure; computing it once is enough)."""
-    return schedule(entrants, size, per_group, seed=11)
+    return schedule(entrants, size, per_group)
 
 
 def shape_id(shape: tuple[int, int]) -> str:
@@ -72,7 +72,7 @@ def test_every_pair_of_entrants_meets_equally_often(shape: tuple[int, int],
     entrants, size = shape
     # A duplicate deal is already a whole rotation: a few deals suffice.
     for per_group in (1, 2) if duplicate_deals else per_group_values(size):
-        matches = (schedule(entrants, size, per_group, seed=11, duplicate_deals=True)
+        matches = (schedule(entrants, size, per_group, duplicate_deals=True)
                    if duplicate_deals else plain_schedule(entrants, size, per_group))
         check_well_formed(matches, entrants, size)
         meetings = pair_meetings(matches)
@@ -94,12 +94,11 @@ def test_seat_positions_balanced(shape: tuple[int, int]) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(entrants=st.integers(2, 8), data=st.data(), per_group=st.integers(1, 12),
-       seed=st.integers(0, 2**63 - 1))
-def test_balance_for_any_matches_per_group(entrants: int, data: st.DataObject, per_group: int,
-                                           seed: int) -> None:
+@given(entrants=st.integers(2, 8), data=st.data(), per_group=st.integers(1, 12))
+def test_balance_for_any_matches_per_group(entrants: int, data: st.DataObject,
+                                           per_group: int) -> None:
     size = data.draw(st.integers(2, min(10, entrants)), label="table_size")
-    matches = schedule(entrants, size, per_group, seed)
+    matches = schedule(entrants, size, per_group)
     check_well_formed(matches, entrants, size)
     groups = len(list(itertools.combinations(range(entrants), size)))
     assert len(matches) == groups * per_group
@@ -108,7 +107,7 @@ def test_balance_for_any_matches_per_group(entrants: int, data: st.DataObject, p
     assert max(counts) - min(counts) <= (0 if per_group % size == 0 else 2)
 
 
-# -- determinism, ids and seeds -----------------------------------------------------------
+# -- determinism, ids and deals -----------------------------------------------------------
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
@@ -116,21 +115,16 @@ def test_balance_for_any_matches_per_group(entrants: int, data: st.DataObject, p
 def test_schedule_is_deterministic_with_sorted_unique_ids(shape: tuple[int, int],
                                                           duplicate_deals: bool) -> None:
     entrants, size = shape
-    first = schedule(entrants, size, 3, seed=2026, duplicate_deals=duplicate_deals)
-    assert schedule(entrants, size, 3, seed=2026, duplicate_deals=duplicate_deals) == first
+    first = schedule(entrants, size, 3, duplicate_deals=duplicate_deals)
+    assert schedule(entrants, size, 3, duplicate_deals=duplicate_deals) == first
     ids = [match.match_id for match in first]
     assert len(set(ids)) == len(ids)
     assert ids == sorted(ids), "match ids must sort in schedule order (ratings use it)"
-    # Ids (and seats) say where a match is in the schedule, not which seed it got.
-    other_seed = schedule(entrants, size, 3, seed=2027, duplicate_deals=duplicate_deals)
-    assert [(m.match_id, m.seats, m.group, m.deal) for m in other_seed] == [
-        (m.match_id, m.seats, m.group, m.deal) for m in first]
-    assert {m.seed for m in other_seed}.isdisjoint({m.seed for m in first})
 
 
 def test_match_ids_are_stable() -> None:
     """A season file's schedule must not change between versions: pinned here."""
-    matches = schedule(3, 2, 2, seed=9)
+    matches = schedule(3, 2, 2)
     assert [(m.match_id, m.seats, m.group, m.deal) for m in matches] == [
         ("m00001", (0, 1), 0, 0), ("m00002", (1, 0), 0, 1),
         ("m00003", (0, 2), 1, 0), ("m00004", (2, 0), 1, 1),
@@ -141,19 +135,21 @@ def test_match_ids_are_stable() -> None:
 def test_match_ids_sort_in_schedule_order_past_99999_matches() -> None:
     """Ratings and resume order matches by id (a string): ids must keep sorting in
     schedule order however long the season (20 entrants at 10-seat tables play 184,756)."""
-    matches = schedule(2, 2, 100_001, seed=1)
+    matches = schedule(2, 2, 100_001)
     ids = [match.match_id for match in matches]
     assert len(set(ids)) == len(ids)
     assert ids == sorted(ids)
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
-def test_every_match_has_its_own_seed(shape: tuple[int, int]) -> None:
+def test_every_match_has_its_own_deal_label(shape: tuple[int, int]) -> None:
+    """The schedule holds no randomness, only the label each match's deals derive under
+    from the season key (one per match without duplicate deals)."""
     entrants, size = shape
-    matches = schedule(entrants, size, size + 1, seed=5)
-    seeds = [match.seed for match in matches]
-    assert len(set(seeds)) == len(seeds)
-    assert all(0 <= seed < 2**63 for seed in seeds)
+    matches = schedule(entrants, size, size + 1)
+    labels = [match.chance for match in matches]
+    assert len(set(labels)) == len(labels)
+    assert labels == [match.match_id for match in matches]
 
 
 # -- duplicate deals ----------------------------------------------------------------------
@@ -163,14 +159,14 @@ def test_every_match_has_its_own_seed(shape: tuple[int, int]) -> None:
 def test_duplicate_deals_play_each_deal_in_every_rotation(shape: tuple[int, int]) -> None:
     entrants, size = shape
     for per_group in (1, 2):
-        matches = schedule(entrants, size, per_group, seed=17, duplicate_deals=True)
-        by_deal: dict[int, list[ScheduledMatch]] = defaultdict(list)
+        matches = schedule(entrants, size, per_group, duplicate_deals=True)
+        by_deal: dict[str, list[ScheduledMatch]] = defaultdict(list)
         for match in matches:
-            by_deal[match.seed].append(match)
+            by_deal[match.chance].append(match)
         groups = len(list(itertools.combinations(range(entrants), size)))
-        assert len(by_deal) == groups * per_group, "one deal seed per (group, deal)"
+        assert len(by_deal) == groups * per_group, "one deal label per (group, deal)"
         for deal in by_deal.values():
-            assert len(deal) == size, "each deal seed is played once per rotation"
+            assert len(deal) == size, "each deal is played once per rotation"
             assert len({(m.group, m.deal) for m in deal}) == 1
             assert len({frozenset(m.seats) for m in deal}) == 1, "always the same group"
             # Each member sits in each position exactly once over the deal's matches ...
@@ -188,4 +184,4 @@ def test_duplicate_deals_play_each_deal_in_every_rotation(shape: tuple[int, int]
 @pytest.mark.parametrize(("entrants", "size"), [(2, 3), (3, 4), (5, 10), (9, 10), (2, 1)])
 def test_impossible_table_size_raises(entrants: int, size: int) -> None:
     with pytest.raises(ValueError, match="table size"):
-        schedule(entrants, size, 2, seed=1)
+        schedule(entrants, size, 2)

@@ -73,7 +73,6 @@ def test_minimal_file_loads_with_official_defaults(tmp_path: Path) -> None:
     assert loaded.path == path.resolve()
     assert [bot.name for bot in loaded.entrants] == ["alpha", "beta", "gamma"]
     assert loaded.entrants[0].folder == (tmp_path / "bots/a").resolve()
-    assert loaded.seed == 1
     assert loaded.table_size == 2
     assert loaded.matches_per_group == 2
     assert loaded.duplicate_deals is False
@@ -103,13 +102,13 @@ def test_output_defaults_to_runs_and_reports_named_after_the_season(tmp_path: Pa
 
 
 def test_every_setting_is_read(tmp_path: Path) -> None:
-    text = season(seed=7, table_size=3, matches_per_pairing=5, duplicate_deals=True,
+    text = season(table_size=3, matches_per_pairing=5, duplicate_deals=True,
                   parallelism=3, pin_cores=False, entrants=["bots/c", "bots/a", "bots/b"]) + (
         "\n[rules]\ntarget_score = 200\nhand_size = 5\n"
         "\n[limits]\ndecision_deadline = 0.5\ntime_bank = 3\nstrike_limit = 2\n"
         '\n[sandbox]\nbackend = "plain"\nmemory_mb = 256\n')
     loaded = load_season(build(tmp_path, text, BOTS))
-    assert (loaded.seed, loaded.table_size, loaded.matches_per_group) == (7, 3, 5)
+    assert (loaded.table_size, loaded.matches_per_group) == (3, 5)
     assert loaded.duplicate_deals is True and loaded.parallelism == 3
     assert loaded.pin_cores is False
     assert [bot.name for bot in loaded.entrants] == ["gamma", "alpha", "beta"], "file order"
@@ -131,7 +130,7 @@ class Mistake:
 
 
 MISTAKES = [
-    Mistake("TOML syntax error", season() + 'seed = "unterminated\n',
+    Mistake("TOML syntax error", season() + 'table_size = "unterminated\n',
             ("not valid TOML", "line 4")),
     Mistake("missing [season]", "[rules]\ntarget_score = 500\n", ("[season]",)),
     Mistake("missing name", season(name=MISSING), ("[season] name", "required")),
@@ -145,7 +144,8 @@ MISTAKES = [
             ("[season] table_size", "4", "3 entrant")),
     Mistake("matches_per_group 0", season(matches_per_group=0),
             ("[season] matches_per_group", "integer")),
-    Mistake("seed negative", season(seed=-1), ("[season] seed",)),
+    Mistake("a seed (deals come from the secret season key)", season(seed=7),
+            ("[season] seed", "no longer used", "secret", "remove")),
     Mistake("parallelism 0", season(parallelism=0), ("[season] parallelism",)),
     Mistake('duplicate_deals "yes"', season(duplicate_deals="yes"),
             ("[season] duplicate_deals", "true or false")),

@@ -14,7 +14,7 @@ from arena.league.schedule import ScheduledMatch, schedule
 from arena.league.store import MatchRecord, SeasonStore, SeatResult
 from arena.sandbox.manifest import load_manifest
 
-MATCHES = schedule(3, 2, 2, seed=4)
+MATCHES = schedule(3, 2, 2)
 """Six matches: every pair of three entrants twice, seats swapped."""
 
 
@@ -66,8 +66,8 @@ def test_schedule_records_every_match_with_entrant_ids(store: SeasonStore,
     for match in MATCHES:
         assert store.seats_of(match.match_id) == [scheduled[e] for e in match.seats]
         stored = row(store, match.match_id)
-        assert (stored["seed"], stored["grp"], stored["deal"]) == (
-            match.seed, match.group, match.deal)
+        assert (stored["chance"], stored["grp"], stored["deal"]) == (
+            match.chance, match.group, match.deal)
 
 
 def test_scheduling_again_adds_nothing(store: SeasonStore, scheduled: list[int]) -> None:

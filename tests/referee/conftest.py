@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -75,3 +76,36 @@ def play(seats: list[Seat], seed: int = 1, *, log: Path | None = None,
                      limits or Limits(decision_deadline=0.3, time_bank=0.0, hello_timeout=3.0),
                      log)
     return asyncio.run(run_match(spec, seats))
+
+
+def resident() -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+class PeakMemory:
+    """The highest resident memory seen while the block runs, sampled every 5 ms."""
+
+    def __init__(self) -> None:
+        self.before = resident()
+        self.peak = self.before
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self.stop.wait(0.005):
+            self.peak = max(self.peak, resident())
+
+    def __enter__(self) -> PeakMemory:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    @property
+    def growth(self) -> int:
+        return self.peak - self.before

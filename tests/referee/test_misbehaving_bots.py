@@ -6,17 +6,19 @@ the log), the well-behaved opponent is unaffected, and no bot process is left be
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from pathlib import Path
 
 import pytest
 
 from arena.referee.faults import FaultKind
 from arena.referee.log import read_log
-from arena.referee.match import Limits
+from arena.referee.match import INBOX_BYTES, INBOX_MESSAGES, Limits
 from arena.referee.replay import replay
 from arena.rules.options import RuleOptions
 
-from .conftest import Tracker, misbehaving, play, sample
+from .conftest import PeakMemory, Tracker, misbehaving, play, sample
 
 SHORT = RuleOptions(target_score=150)
 PATIENT = Limits(decision_deadline=2.0, time_bank=10.0, hello_timeout=3.0)
@@ -80,4 +82,28 @@ def test_strike_limit_disqualifies_and_autopilot_finishes(tracker: Tracker) -> N
     bad = outcome.seats[1]
     assert [f.kind for f in bad.faults] == [FaultKind.ILLEGAL_ACTION, FaultKind.STRIKE_LIMIT]
     assert bad.disqualified and outcome.places[1] == 2
+    tracker.assert_none_left()
+
+
+def test_a_flooding_bot_is_cut_off(tracker: Tracker, tmp_path: Path) -> None:
+    """Issue 16, item 3: a bot that sends far ahead of the referee (here 150 MB while its
+    opponent is still starting) has its stream cut off with RESOURCE_EXHAUSTED once it is
+    INBOX_MESSAGES or INBOX_BYTES ahead, and is disqualified for it; the referee's memory
+    does not grow with the flood, and the match goes on."""
+    greedy = sample("greedy")
+    slow = dataclasses.replace(greedy, run=("/bin/sh", "-c", f"sleep 1; exec {sys.executable} "
+                                            "bot.py"))
+    log = tmp_path / "match.jsonl.gz"
+    with PeakMemory() as memory:
+        outcome = play([tracker.seat(misbehaving("flood"), "bad"), tracker.seat(slow, "good")],
+                       seed=5, log=log, options=SHORT, limits=PATIENT)
+    assert memory.growth < 32 * 1024 * 1024, f"the referee grew by {memory.growth} bytes"
+    bad, good = outcome.seats
+    assert [f.kind for f in bad.faults] == [FaultKind.FLOODED], bad.faults
+    assert f"more than {INBOX_MESSAGES} messages or {INBOX_BYTES} bytes" in bad.faults[0].reason
+    assert bad.disqualified and good.faults == []
+    assert outcome.places == (2, 1)
+    faults = [r for r in read_log(log) if r["type"] == "fault"]
+    assert [f["kind"] for f in faults] == ["flooded"]
+    assert replay(log).match.scores == list(outcome.scores)
     tracker.assert_none_left()

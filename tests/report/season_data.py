@@ -21,7 +21,6 @@ BOTS = ("random", "greedy", "strategist")
 SEASON = """\
 [season]
 name = "report-test"
-seed = 6006
 table_size = 2
 matches_per_group = 2
 entrants = [{entrants}]
@@ -57,6 +56,8 @@ class StoreView:
     matches: list[dict[str, Any]]
     board: Leaderboard
     counts: dict[str, int]
+    key_commitment: str
+    season_key: str
 
     def names(self, match: dict[str, Any]) -> list[str]:
         return [self.entrants[e]["name"] for e in match["seats"]]
@@ -72,7 +73,8 @@ def read_store(path: Path) -> StoreView:
     store = SeasonStore(path)
     try:
         return StoreView({e["id"]: e for e in store.entrants()}, store.results(),
-                         store.matches(), leaderboard(store), store.counts())
+                         store.matches(), leaderboard(store), store.counts(),
+                         store.meta("key_commitment") or "", store.meta("season_key") or "")
     finally:
         store.close()
 

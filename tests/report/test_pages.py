@@ -167,7 +167,9 @@ def test_standings_season_facts(season: SeasonRun, view: StoreView) -> None:
     assert terms["Limits"] == "1.0 s per decision, 10.0 s time bank, 3 strikes"
     assert terms["Sandbox"].startswith("plain")
     assert "weaker isolation" in terms["Sandbox"]
-    assert terms["Base seed"] == "6006"
+    # Commit-reveal: the key's SHA-256 from the start, the key itself only once revealed.
+    assert view.key_commitment in terms["Deals"] and "secret season key" in terms["Deals"]
+    assert view.season_key not in terms["Deals"]
     assert terms["Matches"] == f"{view.counts['done']} done, 0 failed, 0 to play"
 
 
@@ -338,7 +340,7 @@ def test_match_pages(season: SeasonRun, view: StoreView) -> None:
         assert page.find("h1").text == f"Match {match_id}"
         lead = page.find("p", class_="lead").text
         assert lead.startswith(f"{match['rounds']} rounds, {match['decisions']} decisions")
-        assert f"seed {match['seed']}." in lead
+        assert f"dealt from the season key under {match['chance']}." in lead
 
         # Players, seats, final places and scores.
         standing = page.find("table", class_="standing")
@@ -456,7 +458,7 @@ def test_replay_data_rebuilds_each_rounds_final_hands(season: SeasonRun,
         for round_ in data["rounds"]:
             hands: list[list[int]] = [[] for _ in data["players"]]
             discards = 0
-            for step in round_["steps"]:
+            for number, step in enumerate(round_["steps"]):
                 kind = step["e"]
                 if kind == "Dealt":
                     hands[step["s"]] = list(step["cs"])
@@ -468,8 +470,14 @@ def test_replay_data_rebuilds_each_rounds_final_hands(season: SeasonRun,
                 elif kind == "Drew":
                     hands[step["s"]].extend(step["cs"])
                 elif kind == "Reshuffled":
-                    # The draw pile the viewer shows (108 - held - discards) is the log's.
-                    assert 108 - sum(map(len, hands)) - discards == step["cs"]
+                    # The discards but the top card become the new draw pile (§10). What the
+                    # old pile still held went to the draw in progress, which the log
+                    # records after the reshuffle, whole.
+                    assert step["cs"] == discards - 1
+                    left = 108 - sum(map(len, hands)) - discards
+                    if left:
+                        following = round_["steps"][number + 1]
+                        assert following["e"] == "Drew" and len(following["cs"]) > left
                     discards = 1
                 elif kind == "RoundEnded":
                     final = ended[round_["number"]]["hands"]

@@ -54,7 +54,11 @@
       const held = state.hands.reduce((sum, hand) => sum + hand.length, 0);
       out.push({ hands: state.hands.map((hand) => hand.slice().sort((a, b) => a - b)),
                  top: state.top, colour: state.colour, direction: state.direction,
-                 discard: state.discard, draw: state.top === null ? 108 - held : 108 - held - state.discard,
+                 discard: state.discard,
+                 // A reshuffle in the middle of a draw is logged before that draw's cards:
+                 // its own count is the new pile's size.
+                 draw: step.e === "Reshuffled" ? step.cs
+                   : state.top === null ? 108 - held : 108 - held - state.discard,
                  actor: step.s === undefined ? -1 : step.s, text: step.t,
                  latency: step.l === undefined ? null : step.l });
     }

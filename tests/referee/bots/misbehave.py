@@ -5,12 +5,16 @@ Every mode plays legally (first legal action) except for its one fault.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
 import time
 
+import grpc
 from rawbot import RawBot
+
+from arena.protocol import pb
 
 MODE = sys.argv[1]
 
@@ -33,6 +37,16 @@ def main() -> None:
         return
     bot = RawBot(token="0" * 32 if MODE == "wrong-token" else None)
     bot.hello()
+    if MODE == "flood":  # far ahead of the referee, before it has asked anything: 150 MB
+        junk = pb.PlayRequest(hello=pb.Hello(token="x", bot_name="x" * 15_000))
+        for _ in range(10_000):
+            bot.send(junk)
+    with contextlib.suppress(grpc.RpcError):  # cut off by the referee (flood)
+        play(bot)
+    bot.close()
+
+
+def play(bot: RawBot) -> None:
     decisions = 0
     for response in bot.responses():
         kind = response.WhichOneof("message")
@@ -63,7 +77,6 @@ def main() -> None:
             elif MODE == "exit-early":
                 os._exit(0)
         bot.answer(request_id)
-    bot.close()
 
 
 main()

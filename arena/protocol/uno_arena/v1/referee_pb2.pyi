@@ -75,6 +75,7 @@ class FaultKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_KIND_DISCONNECTED: _ClassVar[FaultKind]
     FAULT_KIND_NO_HELLO: _ClassVar[FaultKind]
     FAULT_KIND_STRIKE_LIMIT: _ClassVar[FaultKind]
+    FAULT_KIND_FLOODED: _ClassVar[FaultKind]
 PROTOCOL_VERSION_UNSPECIFIED: ProtocolVersion
 PROTOCOL_VERSION_1: ProtocolVersion
 COLOUR_UNSPECIFIED: Colour
@@ -120,6 +121,7 @@ FAULT_KIND_MALFORMED: FaultKind
 FAULT_KIND_DISCONNECTED: FaultKind
 FAULT_KIND_NO_HELLO: FaultKind
 FAULT_KIND_STRIKE_LIMIT: FaultKind
+FAULT_KIND_FLOODED: FaultKind
 
 class Card(_message.Message):
     __slots__ = ("colour", "kind", "number")

@@ -1,0 +1,73 @@
+"""The referee's memory does not depend on what a bot sends (issue 16, item 3).
+
+Each attack plays a real match between a flooding bot and the greedy sample bot, both
+sandboxed (bubblewrap, then fallback), while a thread samples this process's resident
+memory, which is the referee's. The match must complete, the other bot untouched, with the
+referee's memory growing by at most a few tens of MiB however much the attacker sends.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from referee.conftest import PeakMemory
+
+from arena.referee.faults import FaultKind
+from arena.referee.match import INBOX_MESSAGES, PENDING_HELLOS
+
+from .conftest import BOTS, HostileArena
+
+MIB = 1024 * 1024
+GROWTH = 64 * MIB
+"""What a match may add to the referee's memory at most (its own work takes a few MiB)."""
+
+
+def flooder(arena: HostileArena) -> None:
+    """This file's hostile bot takes the place of the general one."""
+    shutil.copy(BOTS / "flooder.py", arena.hostile_folder / "hostile.py")
+
+
+def play(arena: HostileArena, mode: str) -> PeakMemory:
+    flooder(arena)
+    with PeakMemory() as memory:
+        arena.play(mode)
+    arena.assert_match_completed()
+    arena.assert_none_left()
+    return memory
+
+
+def test_a_flood_of_messages_is_cut_off(arena: HostileArena) -> None:
+    """Whether the flood overflows the seat's inbox before the seat is first asked (FLOODED)
+    or its unasked messages strike it out first (OUT_OF_TURN, MALFORMED) depends on timing;
+    either way it is disqualified and the referee holds at most INBOX_BYTES of it, where an
+    unbounded inbox grows by hundreds of MiB a second (tests/referee has the exact case)."""
+    memory = play(arena, "flood")
+    assert arena.outcome is not None
+    hostile = arena.outcome.seats[0]
+    assert hostile.disqualified
+    assert hostile.faults[-1].kind in (FaultKind.FLOODED, FaultKind.STRIKE_LIMIT)
+    # The flooding bot may be killed at the match's end before it says how its stream ended.
+    ended = arena.reports().get("end", {"result": "match end"})["result"]
+    assert ended == "match end" or (
+        ended.startswith("RESOURCE_EXHAUSTED") and f"{INBOX_MESSAGES} messages" in ended)
+    assert memory.growth < GROWTH, f"the referee grew by {memory.growth / MIB:.0f} MiB"
+
+
+def test_silent_streams_neither_fill_memory_nor_keep_anyone_out(arena: HostileArena) -> None:
+    memory = play(arena, "silent-streams")
+    assert arena.outcome is not None
+    hostile = arena.outcome.seats[0]
+    assert hostile.connected and not hostile.disqualified, hostile.faults
+    # The referee kept at most PENDING_HELLOS of them waiting, evicting the oldest.
+    streams = arena.reports()["silent streams"]
+    assert streams["started"] == 300 and streams["still_open"] <= PENDING_HELLOS, streams
+    assert arena.reports()["end"]["result"] == "match end"
+    assert memory.growth < GROWTH, f"the referee grew by {memory.growth / MIB:.0f} MiB"
+
+
+def test_huge_metadata_is_refused(arena: HostileArena) -> None:
+    memory = play(arena, "huge-metadata")
+    result = arena.reports()["huge metadata"]["result"]
+    assert result != "accepted" and result != "stream ended", result
+    assert arena.reports()["end"]["result"] == "match end"
+    assert memory.growth < GROWTH
