@@ -40,7 +40,6 @@ def season_file(tmp_path: Path, extra: str = "") -> Path:
     path.write_text(f"""
 [season]
 name = "tls"
-seed = 5
 matches_per_group = 1
 entrants = ["{BOTS}/random", "{BOTS}/greedy"]
 {extra}
