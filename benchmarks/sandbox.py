@@ -8,11 +8,11 @@ backend alike):
    trials, ratio target **<= 1.2**;
 2. a full 2-player match to 500 between the Python sample bots (strategist, greedy), both
    bots sandboxed vs. both plain: seconds per match (start-up included) and per decision;
-   bubblewrap twice, with its bots frozen off turn (the default) and not: what freezing
-   adds per decision;
+   bubblewrap three times, its bots throttled off turn (the default), frozen, and left
+   running: what throttling and freezing add per decision (target: at most 5%);
 3. a spinner (a busy loop beside its bot) against a thinker (20 ms of CPU per decision),
-   both on one core, under bubblewrap with and without freezing off turn: the thinker's
-   median decision latency (freezing is what keeps it at its own thinking time).
+   both on one core, under bubblewrap with the spinner throttled, frozen and running off
+   turn: the thinker's median decision latency.
 
 Run: ``python -m benchmarks.sandbox [--trials N] [--matches M]``.
 """
@@ -38,6 +38,7 @@ from arena.referee.log import read_log
 from arena.referee.match import Limits, MatchSpec, run_match
 from arena.rules.options import RuleOptions
 from arena.sandbox import (
+    OFF_TURN,
     BotManifest,
     SandboxLimits,
     load_manifest,
@@ -48,9 +49,10 @@ from arena.sandbox import (
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_bots" / "python"
 BACKENDS = ("plain", "bubblewrap", "fallback")
-VARIANTS = {"plain": ("plain", True), "bubblewrap": ("bubblewrap", True),
-            "bwrap, unfrozen": ("bubblewrap", False), "fallback": ("fallback", True)}
-"""Full-match rows: label -> (backend, bots frozen off turn)."""
+VARIANTS = {"plain": ("plain", "run"), "bubblewrap": ("bubblewrap", "throttle"),
+            "bwrap, frozen": ("bubblewrap", "freeze"), "bwrap, running": ("bubblewrap", "run"),
+            "fallback": ("fallback", "throttle")}
+"""Full-match rows: label -> (backend, what a bot does off turn)."""
 THINK_SECONDS = 0.02
 CONTENDER = textwrap.dedent('''
     import os, sys, time, grpc
@@ -130,9 +132,9 @@ async def start_to_hello(launchers: dict[str, Launch], trials: int
 
 def full_match(variant: str, seed: int, logs: Path) -> tuple[float, float, int]:
     """(seconds per match, seconds per decision, decisions) for strategist vs. greedy."""
-    backend, frozen = VARIANTS[variant]
+    backend, off_turn = VARIANTS[variant]
     manifests = [load_manifest(SAMPLES / name) for name in ("strategist", "greedy")]
-    limits = SandboxLimits(freeze_off_turn=frozen)
+    limits = SandboxLimits(off_turn=off_turn)
     seats = [make_launcher(backend, m, limits, logs / backend, f"seat{s}", trusted=True)
              for s, m in enumerate(manifests)]
     spec = MatchSpec(f"bench-{backend}-{seed}", seed, 2, limits=Limits(5.0, 60.0),
@@ -193,10 +195,11 @@ def measure(trials: int, matches: int, logs: Path) -> None:
             line += (f"   ratios {per_match / base_match:.2f} (match), "
                      f"{per_decision / base_decision:.2f} (decision)")
         print(line)
-    frozen = statistics.median(r[1] for r in rows["bubblewrap"])
-    unfrozen = statistics.median(r[1] for r in rows["bwrap, unfrozen"])
-    print(f"  freezing off turn adds {(frozen - unfrozen) * 1e6:+.0f} us per decision "
-          f"({frozen / unfrozen - 1:+.1%}) under bubblewrap")
+    running = statistics.median(r[1] for r in rows["bwrap, running"])
+    for label, name in (("throttling", "bubblewrap"), ("freezing", "bwrap, frozen")):
+        paused = statistics.median(r[1] for r in rows[name])
+        print(f"  {label} bots off turn adds {(paused - running) * 1e6:+.0f} us per decision "
+              f"({paused / running - 1:+.1%}) under bubblewrap (target: at most +5%)")
     print()
     contention(logs / "contention", matches)
 
@@ -208,26 +211,27 @@ def contention(logs: Path, matches: int) -> None:
     folder.chmod(0o755)
     (folder / "contender.py").write_text(CONTENDER)
     core = max(os.sched_getaffinity(0))
-    latencies: dict[bool, list[float]] = {True: [], False: []}
+    latencies: dict[str, list[float]] = {mode: [] for mode in OFF_TURN}
     for index in range(matches):
-        for frozen in (False, True):
+        for mode in OFF_TURN:
             seats = [make_launcher("bubblewrap", BotManifest(
                 folder=folder, name=role, version="1", language="python",
                 run=("python3", "contender.py", role, str(core), str(THINK_SECONDS))),
-                SandboxLimits(freeze_off_turn=frozen), logs / f"{index}-{frozen}", role)
+                SandboxLimits(off_turn=mode), logs / f"{index}-{mode}", role)
                 for role in ("spinner", "thinker")]
-            log = logs / f"{index}-{frozen}.jsonl.gz"
-            spec = MatchSpec(f"contention-{index}-{frozen}", 300 + index, 2,
+            log = logs / f"{index}-{mode}.jsonl.gz"
+            spec = MatchSpec(f"contention-{index}-{mode}", 300 + index, 2,
                              RuleOptions(target_score=100), Limits(5.0, 60.0), log)
             asyncio.run(run_match(spec, list(seats)))
-            latencies[frozen] += [r["latency_ms"] / 1e3 for r in read_log(log)
-                                  if r["type"] == "decision" and r["seat"] == 1]
-    unfair, fair = statistics.median(latencies[False]), statistics.median(latencies[True])
+            latencies[mode] += [r["latency_ms"] / 1e3 for r in read_log(log)
+                                if r["type"] == "decision" and r["seat"] == 1]
+    running = statistics.median(latencies["run"])
     print(f"a spinner against a thinker ({THINK_SECONDS * 1e3:.0f} ms of CPU per decision), "
           f"both on core {core}, under bubblewrap, {matches} match(es) each:")
-    print(f"  thinker's median latency, spinner not frozen   {unfair * 1e3:6.1f} ms")
-    print(f"  thinker's median latency, spinner frozen       {fair * 1e3:6.1f} ms   "
-          f"ratio {fair / unfair:.2f}")
+    for mode in OFF_TURN:
+        median = statistics.median(latencies[mode])
+        print(f"  thinker's median latency, spinner off turn: {mode:<9} {median * 1e3:6.1f} ms"
+              f"   ratio {median / running:.2f}")
 
 
 if __name__ == "__main__":

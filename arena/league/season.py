@@ -23,6 +23,7 @@
     backend = "bubblewrap"
     build_network = false      # true: build steps reach registries (never the host)
     trusted_bots = false       # true: the fallback sandbox may run them (see arena/sandbox)
+    off_turn = "throttle"      # a bot off turn: "throttle" (1% of a core), "freeze", "run"
 
     [output]
     folder = "runs/sample"     # season store and match logs
@@ -64,6 +65,9 @@ class SandboxSettings:
     their own that does not reach the host (``arena.sandbox.network``); off unless the
     season file says so. Bots never have a network."""
     build_seconds: int = 600
+    off_turn: str = "throttle"
+    """What a bot may do off turn: "throttle" (1% of a core), "freeze" or "run"
+    (``arena.sandbox.SandboxLimits.off_turn``)."""
     trusted_bots: bool = False
     """The organiser trusts every entrant: only then may the weaker fallback sandbox run
     them (``arena.sandbox.make_launcher``), chosen or because bubblewrap cannot run."""
@@ -282,6 +286,8 @@ def load_season(path: Path | str) -> Season:
         build_network=sandbox_reader.boolean("build_network", sandbox_defaults.build_network),
         build_seconds=sandbox_reader.integer("build_seconds", sandbox_defaults.build_seconds, 1),
         trusted_bots=sandbox_reader.boolean("trusted_bots", sandbox_defaults.trusted_bots),
+        off_turn=sandbox_reader.string("off_turn", sandbox_defaults.off_turn,
+                                       "throttle|freeze|run"),
     )
     from arena.sandbox import BACKENDS
 

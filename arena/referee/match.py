@@ -586,11 +586,17 @@ class _MatchLoop:
 
     def _off_turn(self, seats: Any) -> None:
         """Only the seat on turn runs: a sandbox that can (``SandboxProcess.pause``) freezes
-        a bot off turn, so it can neither take CPU from the seat thinking nor watch it."""
+        a bot off turn, so it can neither take CPU from the seat thinking nor watch it. The
+        pause is made once the next request is on its way (``call_soon``: when the loop
+        next waits), off the path of the next decision."""
         for seat in seats:
             pause = getattr(self.processes.get(seat), "pause", None)
             if pause is not None:
-                pause()
+                asyncio.get_running_loop().call_soon(self._pause_unless_on_turn, seat, pause)
+
+    def _pause_unless_on_turn(self, seat: int, pause: Any) -> None:
+        if not self.match.is_over and self.match.current_seat != seat:
+            pause()
 
     def _rounds_won(self) -> tuple[int, ...]:
         won = [0] * self.spec.players

@@ -26,7 +26,7 @@ from arena.sandbox.docker import DockerLauncher
 from arena.sandbox.environment import compile_sdk
 from arena.sandbox.fallback import TRUST_HINT, FallbackLauncher
 from arena.sandbox.launcher import Backend, SandboxError, SandboxLauncher, StartedProcess
-from arena.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
+from arena.sandbox.limits import DEFAULT_LIMITS, OFF_TURN, SandboxLimits
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
 from arena.sandbox.plain import PlainLauncher, PlainProcess, resolve_command
 
@@ -167,7 +167,8 @@ def limits_from(settings: SandboxSettingsLike) -> SandboxLimits:
     return SandboxLimits(memory_mib=settings.memory_mb, processes=settings.processes,
                          cpu_seconds=settings.cpu_seconds,
                          build_network=getattr(settings, "build_network", False),
-                         build_seconds=getattr(settings, "build_seconds", 600))
+                         build_seconds=getattr(settings, "build_seconds", 600),
+                         off_turn=getattr(settings, "off_turn", "throttle"))
 
 
 def season_launcher(settings: SandboxSettingsLike, bot: BotManifest, log_dir: Path,
@@ -179,7 +180,8 @@ def season_launcher(settings: SandboxSettingsLike, bot: BotManifest, log_dir: Pa
 
 
 __all__ = [
-    "BACKENDS", "DEFAULT_LIMITS", "Backend", "BotManifest", "BubblewrapLauncher", "BuildError",
+    "BACKENDS", "DEFAULT_LIMITS", "OFF_TURN", "Backend", "BotManifest", "BubblewrapLauncher",
+    "BuildError",
     "DockerLauncher", "FallbackLauncher", "Launcher", "ManifestError", "PlainLauncher",
     "PlainProcess", "SandboxError", "SandboxLauncher", "SandboxLimits", "StartedProcess",
     "describe", "limits_from", "load_manifest", "make_launcher", "prepare",

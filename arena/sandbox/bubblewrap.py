@@ -274,7 +274,7 @@ class BubblewrapLauncher(SandboxLauncher):
                             "memory" in group.directories, count_processes=uid is not None),
             userns_placeholder=USERNS_PLACEHOLDER if uid is not None else None)
         process = SandboxProcess(plan, log_dir=self.log_dir, label=label,
-                                 freeze_off_turn=limits.freeze_off_turn and not build,
+                                 off_turn="run" if build else limits.off_turn,
                                  output_cap=limits.output_bytes)
         if network:
             try:

@@ -28,6 +28,8 @@ from arena.sandbox.polling import backoff
 CONTROLLERS = ("memory", "pids", "cpu", "freezer")
 """``freezer`` (v1; v2 has ``cgroup.freeze`` in every cgroup): only the seat on turn runs."""
 CPU_PERIOD_US = 100_000
+OFF_TURN_QUOTA_US = 1000
+"""A throttled bot (off turn) may use 1 ms of CPU per 100 ms period."""
 _counter = itertools.count(1)
 
 
@@ -135,7 +137,10 @@ class BotCgroups:
     directories: dict[str, Path] = field(default_factory=dict)
     _freezer: int | None = field(default=None, repr=False)
     """An open descriptor on the freeze file (opened once: a freeze costs one write)."""
+    _quota: int | None = field(default=None, repr=False)
+    """Likewise on the CPU quota file."""
     frozen: bool = False
+    throttled: bool = False
 
     @classmethod
     def create(cls, host: CgroupHost, label: str, limits: SandboxLimits) -> BotCgroups:
@@ -225,6 +230,31 @@ class BotCgroups:
             os.pwrite(self._freeze_file(), b"THAWED" if self.host.version == 1 else b"0", 0)
             self.frozen = False
 
+    def can_throttle(self) -> bool:
+        return "cpu" in self.directories
+
+    def _quota_file(self) -> int:
+        if self._quota is None:
+            name = "cpu.cfs_quota_us" if self.host.version == 1 else "cpu.max"
+            self._quota = os.open(self.directories["cpu"] / name, os.O_WRONLY | os.O_CLOEXEC)
+        return self._quota
+
+    def _write_quota(self, quota: int) -> None:
+        value = str(quota) if self.host.version == 1 else f"{quota} {CPU_PERIOD_US}"
+        os.pwrite(self._quota_file(), value.encode(), 0)
+
+    def throttle(self) -> None:
+        """Cut the bot's CPU quota to ``OFF_TURN_QUOTA_US`` a period: it runs on, slowly (no
+        process is woken, unlike a freeze)."""
+        if not self.throttled and self.can_throttle():
+            self._write_quota(OFF_TURN_QUOTA_US)
+            self.throttled = True
+
+    def unthrottle(self) -> None:
+        if self.throttled:
+            self._write_quota(max(1000, int(self.limits.cpu_cores * CPU_PERIOD_US)))
+            self.throttled = False
+
     def oom_kills(self) -> int:
         """How many processes the memory cap has killed."""
         memory = self.directories.get("memory")
@@ -255,9 +285,10 @@ class BotCgroups:
     def remove(self) -> None:
         """Remove the (empty) cgroups; kills what is left first."""
         self.kill()
-        if self._freezer is not None:
-            os.close(self._freezer)
-            self._freezer = None
+        for descriptor in (self._freezer, self._quota):
+            if descriptor is not None:
+                os.close(descriptor)
+        self._freezer = self._quota = None
         for directory in dict.fromkeys(self.directories.values()):
             for _ in range(50):
                 try:

@@ -243,7 +243,7 @@ class FallbackLauncher(SandboxLauncher):
             rlimits=rlimits(limits, memory_capped=group is not None and
                             "memory" in group.directories, count_processes=uid is not None))
         process = SandboxProcess(plan, log_dir=self.log_dir, label=label,
-                                 freeze_off_turn=limits.freeze_off_turn and not build,
+                                 off_turn="run" if build else limits.off_turn,
                                  output_cap=limits.output_bytes, cleanup=cleanup, uid=uid)
         if network:
             try:

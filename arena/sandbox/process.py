@@ -266,7 +266,7 @@ class SandboxProcess:
 
     def __init__(self, plan: HelperPlan, *, log_dir: Path, label: str, output_cap: int,
                  cleanup: Sequence[Path] = (), uid: int | None = None,
-                 freeze_off_turn: bool = False) -> None:
+                 off_turn: str = "run") -> None:
         """``uid``: the bot's own uid when the sandbox command switches to it itself (the
         fallback's setpriv) rather than the launcher (``plan.uid``)."""
         log_dir.mkdir(parents=True, exist_ok=True)
@@ -279,8 +279,9 @@ class SandboxProcess:
         self._cleanup = list(cleanup)
         self._on_kill: list[Callable[[], None]] = []
         self._killed = False
-        self.freeze_off_turn = freeze_off_turn and plan.cgroups is not None and \
-            plan.cgroups.can_freeze()
+        self.off_turn = off_turn if plan.cgroups is not None and (
+            plan.cgroups.can_freeze() if off_turn == "freeze" else
+            plan.cgroups.can_throttle()) else "run"
         stdout_read, stdout_write = os.pipe()
         stderr_read, stderr_write = os.pipe()
         sent = [stdout_write, stderr_write]
@@ -310,17 +311,21 @@ class SandboxProcess:
         return self.launcher.returncode(self.pid)
 
     def pause(self) -> None:
-        """Off turn: freeze every process of the bot (the referee's match loop calls this;
-        nothing when the sandbox has no freezer or the limits say not to)."""
-        if self.freeze_off_turn and not self._killed and self.cgroups is not None:
+        """Off turn (the referee's match loop calls this): throttle or freeze the bot, as
+        ``SandboxLimits.off_turn`` says (nothing without the cgroup for it)."""
+        if self.off_turn != "run" and not self._killed and self.cgroups is not None:
             with contextlib.suppress(OSError):
-                self.cgroups.freeze()
+                if self.off_turn == "freeze":
+                    self.cgroups.freeze()
+                else:
+                    self.cgroups.throttle()
 
     def resume(self) -> None:
-        """On turn (and at the match's end): let the bot run again."""
-        if self.freeze_off_turn and not self._killed and self.cgroups is not None:
+        """On turn (and at the match's end): let the bot run at full speed again."""
+        if self.off_turn != "run" and not self._killed and self.cgroups is not None:
             with contextlib.suppress(OSError):
                 self.cgroups.thaw()
+                self.cgroups.unthrottle()
 
     def on_kill(self, action: Callable[[], None]) -> None:
         """Have ``kill()`` do ``action`` once the sandbox's processes are gone (e.g. end a

@@ -2,10 +2,10 @@
 
 A spinner (a process in a busy loop from its start, answering its own decisions at once)
 plays a thinker (each decision takes it ``THINK`` seconds of CPU), both pinned to the same
-core, under bubblewrap and the fallback. Only the seat on turn runs: off turn, a bot's
-cgroup is frozen, so the spinner gets no CPU while the thinker thinks. Measured side by
-side, the same match with freezing off (``SandboxLimits.freeze_off_turn``) shows what it
-prevents: the spinner takes the core whenever it can, the thinker's turns included.
+core, under bubblewrap and the fallback. Off turn, a bot's cgroup is throttled to 1% of a
+core (or frozen: ``SandboxLimits.off_turn``), so the spinner gets next to no CPU while the
+thinker thinks. Measured side by side, the same match with the spinner left running shows
+what it prevents: the spinner takes the core whenever it can, the thinker's turns included.
 """
 
 from __future__ import annotations
@@ -52,17 +52,17 @@ def bot(world: Path, mode: str, core: int) -> BotManifest:
                        run=("python3", "hostile.py"))
 
 
-def play(world: Path, backend: str, freeze: bool, core: int) -> tuple[float, float, float]:
+def play(world: Path, backend: str, off_turn: str, core: int) -> tuple[float, float, float]:
     """(the thinker's median decision latency, the spinner's CPU seconds, the match's
     playing seconds)."""
-    logs = world / f"logs-{backend}-{freeze}"
-    limits = SandboxLimits(freeze_off_turn=freeze)
-    folder = world / f"{backend}-{freeze}"
+    logs = world / f"logs-{backend}-{off_turn}"
+    limits = SandboxLimits(off_turn=off_turn)
+    folder = world / f"{backend}-{off_turn}"
     folder.mkdir()
     bots = [bot(folder, mode, core) for mode in ("spinner", "thinker")]
     seats = [make_launcher(backend, b, limits, logs, b.name, trusted=True) for b in bots]
     log = logs / "match.jsonl.gz"
-    spec = MatchSpec(f"fair-{backend}-{freeze}", 3, 2, RuleOptions(target_score=40), CLOCK,
+    spec = MatchSpec(f"fair-{backend}-{off_turn}", 3, 2, RuleOptions(target_score=40), CLOCK,
                      log, sandbox=sandbox_record(seats))
     outcome = asyncio.run(run_match(spec, seats))
     assert [len(s.faults) for s in outcome.seats] == [0, 0], outcome.seats
@@ -76,17 +76,34 @@ def play(world: Path, backend: str, freeze: bool, core: int) -> tuple[float, flo
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("off_turn", ["throttle", "freeze"])
 @pytest.mark.parametrize("backend", ["bubblewrap", "fallback"])
-def test_an_off_turn_bot_gets_no_cpu_while_its_opponent_thinks(world: Path,
-                                                               backend: str) -> None:
+def test_an_off_turn_bot_gets_no_cpu_while_its_opponent_thinks(world: Path, backend: str,
+                                                               off_turn: str) -> None:
     core = max(os.sched_getaffinity(0))
-    unfair_latency, unfair_cpu, unfair_seconds = play(world, backend, False, core)
-    fair_latency, fair_cpu, fair_seconds = play(world, backend, True, core)
-    figures = (fair_cpu, unfair_cpu, fair_latency, unfair_latency, fair_seconds,
-               unfair_seconds)
-    # Unfrozen, the spinner takes the core whenever it can: while the thinker thinks too.
-    assert unfair_cpu > 0.1 * unfair_seconds, figures
-    # Frozen off turn, it ran only on its own (short) turns: a fraction of that. (What it
-    # costs the thinker, decision by decision, is measured by benchmarks/sandbox.py: timing
-    # on a shared machine is no assertion.)
-    assert fair_cpu < 0.3 * unfair_cpu, figures
+    _, running_cpu, running_seconds = play(world, backend, "run", core)
+    _, paused_cpu, paused_seconds = play(world, backend, off_turn, core)
+    figures = (paused_cpu, running_cpu, paused_seconds, running_seconds)
+    # Left running, the spinner takes the core whenever it can: while the thinker thinks too.
+    assert running_cpu > 0.1 * running_seconds, figures
+    # Throttled or frozen off turn, it ran only on its own (short) turns, and at most 1% of
+    # the core beside: a fraction of that. (What it costs the thinker, decision by decision,
+    # is measured by benchmarks/sandbox.py: timing on a shared machine is no assertion.)
+    assert paused_cpu < 0.3 * running_cpu, figures
+
+
+def test_a_season_file_chooses_what_happens_off_turn(tmp_path: Path) -> None:
+    from arena.league.season import SeasonError, load_season
+    from arena.sandbox import limits_from
+
+    greedy = Path(__file__).resolve().parents[2] / "sample_bots" / "python"
+    path = tmp_path / "season.toml"
+    for value, expected in (('"freeze"', "freeze"), (None, "throttle")):
+        table = f"off_turn = {value}" if value else ""
+        path.write_text(f'[season]\nname = "s"\nentrants = ["{greedy}/*"]\n'
+                        f'[sandbox]\n{table}\n')
+        assert limits_from(load_season(path).sandbox).off_turn == expected
+    path.write_text(f'[season]\nname = "s"\nentrants = ["{greedy}/*"]\n'
+                    '[sandbox]\noff_turn = "sleep"\n')
+    with pytest.raises(SeasonError, match="off_turn"):
+        load_season(path)
