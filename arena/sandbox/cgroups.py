@@ -149,6 +149,8 @@ class BotCgroups:
         cgroups = cls(host, limits)
         try:
             for controller, parent in host.parents.items():
+                if controller == "freezer" and limits.off_turn != "freeze":
+                    continue  # one hierarchy fewer to join at every start
                 directory = parent / name
                 if directory not in cgroups.directories.values():
                     directory.mkdir()
@@ -189,7 +191,8 @@ class BotCgroups:
     def kind(self) -> tuple[object, ...]:
         """Cgroups of the same kind are interchangeable: the same places, the same caps."""
         return (tuple(sorted((c, str(p)) for c, p in self.host.parents.items())),
-                self.limits.memory_bytes, self.limits.processes, self.limits.cpu_cores)
+                self.limits.memory_bytes, self.limits.processes, self.limits.cpu_cores,
+                self.limits.off_turn == "freeze")
 
     def procs_files(self) -> list[str]:
         unique = dict.fromkeys(self.directories.values())
