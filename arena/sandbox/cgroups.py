@@ -7,7 +7,9 @@ controllers, as on our machines) the v1 ``memory``, ``pids`` and ``cpu`` hierarc
 Where neither works the launcher falls back to RLIMIT_AS and records a warning.
 
 The referee moves the bot's launcher helper into the cgroups before the helper starts
-anything, so every process of the bot is counted from the first fork.
+anything, so every process of the bot is counted from the first fork. Off turn, the match
+loop throttles a bot (its CPU quota drops to 1%) or, with ``off_turn = "freeze"``, freezes
+it (the v1 freezer, joined only then; v2's ``cgroup.freeze``).
 """
 
 from __future__ import annotations
