@@ -7,7 +7,12 @@ backend alike):
    Python sample bot ``random``, plain vs. bubblewrap (and the fallback): median of N
    trials, ratio target **<= 1.2**;
 2. a full 2-player match to 500 between the Python sample bots (strategist, greedy), both
-   bots sandboxed vs. both plain: seconds per match (start-up included) and per decision.
+   bots sandboxed vs. both plain: seconds per match (start-up included) and per decision;
+   bubblewrap three times, its bots throttled off turn (the default), frozen, and left
+   running: what throttling and freezing add per decision (target: at most 5%);
+3. a spinner (a busy loop beside its bot) against a thinker (20 ms of CPU per decision),
+   both on one core, under bubblewrap with the spinner throttled, frozen and running off
+   turn: the thinker's median decision latency.
 
 Run: ``python -m benchmarks.sandbox [--trials N] [--matches M]``.
 """
@@ -20,6 +25,7 @@ import os
 import shutil
 import statistics
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,12 +34,54 @@ import grpc
 
 from arena.protocol import pb_grpc
 from arena.referee.launch import BotProcess
+from arena.referee.log import read_log
 from arena.referee.match import Limits, MatchSpec, run_match
-from arena.sandbox import SandboxLimits, load_manifest, make_launcher, sandbox_record
+from arena.rules.options import RuleOptions
+from arena.sandbox import (
+    OFF_TURN,
+    BotManifest,
+    SandboxLimits,
+    load_manifest,
+    make_launcher,
+    sandbox_record,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_bots" / "python"
 BACKENDS = ("plain", "bubblewrap", "fallback")
+VARIANTS = {"plain": ("plain", "run"), "bubblewrap": ("bubblewrap", "throttle"),
+            "bwrap, frozen": ("bubblewrap", "freeze"), "bwrap, running": ("bubblewrap", "run"),
+            "fallback": ("fallback", "throttle")}
+"""Full-match rows: label -> (backend, what a bot does off turn)."""
+THINK_SECONDS = 0.02
+CONTENDER = textwrap.dedent('''
+    import os, sys, time, grpc
+    from arena.protocol import pb, pb_grpc
+    os.sched_setaffinity(0, {int(sys.argv[2])})
+    if sys.argv[1] == "spinner" and os.fork() == 0:
+        while True:
+            pass
+    def requests(queue):
+        yield pb.PlayRequest(hello=pb.Hello(token=os.environ["ARENA_TOKEN"],
+                                            bot_name=sys.argv[1], protocol_version=1))
+        while (item := queue.get()) is not None:
+            yield item
+    import queue as queues
+    outbox = queues.SimpleQueue()
+    channel = grpc.insecure_channel(os.environ["ARENA_ADDRESS"])
+    for response in pb_grpc.RefereeServiceStub(channel).Play(requests(outbox)):
+        kind = response.WhichOneof("message")
+        if kind == "match_end":
+            break
+        if kind == "decision_request":
+            if sys.argv[1] == "thinker":
+                until = time.process_time() + float(sys.argv[3])
+                while time.process_time() < until:
+                    pass
+            outbox.put(pb.PlayRequest(decision=pb.Decision(
+                request_id=response.decision_request.request_id, action_index=0)))
+    outbox.put(None)
+''')
 Launch = Callable[[dict[str, str], Path], BotProcess]
 
 
@@ -82,10 +130,12 @@ async def start_to_hello(launchers: dict[str, Launch], trials: int
     return timings
 
 
-def full_match(backend: str, seed: int, logs: Path) -> tuple[float, float, int]:
+def full_match(variant: str, seed: int, logs: Path) -> tuple[float, float, int]:
     """(seconds per match, seconds per decision, decisions) for strategist vs. greedy."""
+    backend, off_turn = VARIANTS[variant]
     manifests = [load_manifest(SAMPLES / name) for name in ("strategist", "greedy")]
-    seats = [make_launcher(backend, m, SandboxLimits(), logs / backend, f"seat{s}")
+    limits = SandboxLimits(off_turn=off_turn)
+    seats = [make_launcher(backend, m, limits, logs / backend, f"seat{s}", trusted=True)
              for s, m in enumerate(manifests)]
     spec = MatchSpec(f"bench-{backend}-{seed}", seed, 2, limits=Limits(5.0, 60.0),
                      sandbox=sandbox_record(seats))
@@ -108,7 +158,7 @@ def main() -> None:
 def measure(trials: int, matches: int, logs: Path) -> None:
     bot = load_manifest(SAMPLES / "random")
     launchers: dict[str, Launch] = {
-        name: make_launcher(name, bot, SandboxLimits(), logs / "hello", name)
+        name: make_launcher(name, bot, SandboxLimits(), logs / "hello", name, trusted=True)
         for name in BACKENDS}
     for name, launch in launchers.items():  # warm the page cache and the probes
         asyncio.run(start_to_hello({name: launch}, 1))
@@ -127,24 +177,61 @@ def measure(trials: int, matches: int, logs: Path) -> None:
                 line += f"   target <= 1.2: {'met' if ratio <= 1.2 else 'NOT met'}"
         print(line)
     print()
-    rows: dict[str, list[tuple[float, float, int]]] = {name: [] for name in BACKENDS}
+    rows: dict[str, list[tuple[float, float, int]]] = {name: [] for name in VARIANTS}
     for index in range(matches):
-        for name in BACKENDS:
+        for name in VARIANTS:
             rows[name].append(full_match(name, 200 + index, logs / "matches"))
     print(f"full 2-player match to 500 (strategist vs. greedy, both bots under the backend), "
           f"median of {matches}:")
     base_match = statistics.median(r[0] for r in rows["plain"])
     base_decision = statistics.median(r[1] for r in rows["plain"])
-    for name in BACKENDS:
+    for name in VARIANTS:
         per_match = statistics.median(r[0] for r in rows[name])
         per_decision = statistics.median(r[1] for r in rows[name])
         decisions = statistics.median(r[2] for r in rows[name])
-        line = (f"  {name:<11} {per_match:6.2f} s per match, {per_decision * 1e6:6.0f} us per "
+        line = (f"  {name:<15} {per_match:6.2f} s per match, {per_decision * 1e6:6.0f} us per "
                 f"decision ({decisions:.0f} decisions)")
         if name != "plain":
             line += (f"   ratios {per_match / base_match:.2f} (match), "
                      f"{per_decision / base_decision:.2f} (decision)")
         print(line)
+    running = statistics.median(r[1] for r in rows["bwrap, running"])
+    for label, name in (("throttling", "bubblewrap"), ("freezing", "bwrap, frozen")):
+        paused = statistics.median(r[1] for r in rows[name])
+        print(f"  {label} bots off turn adds {(paused - running) * 1e6:+.0f} us per decision "
+              f"({paused / running - 1:+.1%}) under bubblewrap (target: at most +5%)")
+    print()
+    contention(logs / "contention", matches)
+
+
+def contention(logs: Path, matches: int) -> None:
+    """Section 3 of the module documentation."""
+    folder = logs / "bots"
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    (folder / "contender.py").write_text(CONTENDER)
+    core = max(os.sched_getaffinity(0))
+    latencies: dict[str, list[float]] = {mode: [] for mode in OFF_TURN}
+    for index in range(matches):
+        for mode in OFF_TURN:
+            seats = [make_launcher("bubblewrap", BotManifest(
+                folder=folder, name=role, version="1", language="python",
+                run=("python3", "contender.py", role, str(core), str(THINK_SECONDS))),
+                SandboxLimits(off_turn=mode), logs / f"{index}-{mode}", role)
+                for role in ("spinner", "thinker")]
+            log = logs / f"{index}-{mode}.jsonl.gz"
+            spec = MatchSpec(f"contention-{index}-{mode}", 300 + index, 2,
+                             RuleOptions(target_score=100), Limits(5.0, 60.0), log)
+            asyncio.run(run_match(spec, list(seats)))
+            latencies[mode] += [r["latency_ms"] / 1e3 for r in read_log(log)
+                                if r["type"] == "decision" and r["seat"] == 1]
+    running = statistics.median(latencies["run"])
+    print(f"a spinner against a thinker ({THINK_SECONDS * 1e3:.0f} ms of CPU per decision), "
+          f"both on core {core}, under bubblewrap, {matches} match(es) each:")
+    for mode in OFF_TURN:
+        median = statistics.median(latencies[mode])
+        print(f"  thinker's median latency, spinner off turn: {mode:<9} {median * 1e3:6.1f} ms"
+              f"   ratio {median / running:.2f}")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ FROM python:3.11-slim-bookworm
 
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      bubblewrap nodejs npm \
+      bubblewrap passt nodejs npm \
       g++ cmake make pkg-config libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc \
  && rm -rf /var/lib/apt/lists/*
 

@@ -1,12 +1,30 @@
 """For the whole suite: every subprocess the tests start (``python -m arena.cli``, bots run
 without a sandbox) imports this checkout's ``arena`` package, whatever else is installed or
-wherever the subprocess runs."""
+wherever the subprocess runs; and builds go to a build cache of the test session's own."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+CACHE_VARIABLE = "ARENA_BUILD_CACHE"  # arena.sandbox.build.CACHE_VARIABLE
+
+
+@pytest.fixture(autouse=True, scope="session")
+def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Builds go to a cache of this test session (shared by its tests and the processes
+    they start), not the user's: what a test builds is what the code under test built."""
+    previous = os.environ.get(CACHE_VARIABLE)
+    os.environ[CACHE_VARIABLE] = str(tmp_path_factory.mktemp("build-cache"))
+    yield
+    if previous is None:
+        os.environ.pop(CACHE_VARIABLE, None)
+    else:
+        os.environ[CACHE_VARIABLE] = previous

@@ -3,6 +3,7 @@ in the sandbox with no faults: builds once per entrant, then plays (issue 7)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from arena.league.driver import run_season
 from arena.league.executor import LocalExecutor
 from arena.league.season import load_season
 from arena.league.store import SeasonStore
+from arena.sandbox import load_manifest
+from arena.sandbox.build import CACHE_VARIABLE, build_key
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "sample_bots"
@@ -51,6 +54,10 @@ folder = "{tmp_path / 'out'}"
                          "bash-greedy"}
     finally:
         store.close()
-    # Each entrant with a build step was built once, into the season's build folder.
-    built = sorted(p.name for p in (tmp_path / "out" / "builds").iterdir() if p.is_dir())
-    assert [b.split("-")[0] for b in built] == ["cpp", "javascript"]
+    # Each entrant with a build step was built (by this season, or earlier in this session)
+    # into the build cache, under its build key.
+    cache = Path(os.environ[CACHE_VARIABLE])
+    built = [m for m in season.entrants if m.build]
+    assert sorted(m.name for m in built) == ["cpp-strategist", "javascript-strategist"]
+    for manifest in built:
+        assert load_manifest(cache / build_key(manifest)).name == manifest.name

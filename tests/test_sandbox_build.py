@@ -48,16 +48,19 @@ def test_build_runs_once_on_a_copy_and_the_bot_runs_from_it(tmp_path: Path,
     source = make_bot(tmp_path / "bot", "echo built >> out.txt; echo compiling",
                       extra={"main.c": "int main;\n"})
     original = load_manifest(source)
-    built = prepare(original, backend, SandboxLimits(), tmp_path / "runs")
-    assert built.folder != source and built.folder.is_relative_to(tmp_path / "runs" / "builds")
+    built = prepare(original, backend, SandboxLimits(), tmp_path / "runs", trusted=True,
+                    cache=tmp_path / "cache")
+    assert built.folder != source and built.folder.parent == tmp_path / "cache"
     assert (built.folder / "out.txt").read_text() == "built\n"
     assert (built.folder / "main.c").exists()
     assert not (source / "out.txt").exists(), "the entrant's own folder is never written"
-    again = prepare(original, backend, SandboxLimits(), tmp_path / "runs")
+    again = prepare(original, backend, SandboxLimits(), tmp_path / "season2", trusted=True,
+                    cache=tmp_path / "cache")
     assert again.folder == built.folder
     assert (built.folder / "out.txt").read_text() == "built\n", "built once, then reused"
     if backend != "plain":
-        launcher = make_launcher(backend, built, SandboxLimits(), tmp_path / "logs", "run")
+        launcher = make_launcher(backend, built, SandboxLimits(), tmp_path / "logs", "run",
+                                 trusted=True)
         assert run_to_end(launcher, tmp_path / "logs", "run") == "built\n"
 
 
@@ -76,7 +79,8 @@ def test_failing_build_names_the_bot_and_quotes_its_output(tmp_path: Path,
     source = make_bot(tmp_path / "bot", "echo step one; echo 'bot.c:3: error: oops' >&2; "
                                         "exit 3")
     with pytest.raises(BuildError) as caught:
-        prepare(load_manifest(source), backend, SandboxLimits(), tmp_path / "runs")
+        prepare(load_manifest(source), backend, SandboxLimits(), tmp_path / "runs",
+                trusted=True)
     message = str(caught.value)
     assert "builder 1" in message and str(source) in message
     assert "exit code 3" in message

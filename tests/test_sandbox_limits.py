@@ -67,7 +67,7 @@ def test_rlimits_use_address_space_only_without_a_memory_cgroup() -> None:
 
 def test_factory_builds_each_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(make_launcher("plain", GREEDY, log_dir=tmp_path), PlainLauncher)
-    assert isinstance(make_launcher(Backend.FALLBACK, GREEDY, log_dir=tmp_path),
+    assert isinstance(make_launcher(Backend.FALLBACK, GREEDY, log_dir=tmp_path, trusted=True),
                       FallbackLauncher)
     assert isinstance(make_launcher("bubblewrap", GREEDY, log_dir=tmp_path),
                       BubblewrapLauncher)
@@ -87,7 +87,7 @@ def test_docker_without_an_engine_is_a_clear_error(monkeypatch: pytest.MonkeyPat
 def test_unusable_bubblewrap_falls_back_loudly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(sandbox.bubblewrap, "probe", lambda: "bwrap is not installed")
-    launcher = make_launcher("bubblewrap", GREEDY, log_dir=tmp_path)
+    launcher = make_launcher("bubblewrap", GREEDY, log_dir=tmp_path, trusted=True)
     assert isinstance(launcher, FallbackLauncher)
     assert "WARNING" in capsys.readouterr().err
     record = launcher.describe()
@@ -104,7 +104,7 @@ def test_the_log_record_names_backend_limits_and_isolation(tmp_path: Path) -> No
     assert record["limits"]["memory_mib"] == 512
     assert "net" in record["isolation"]["namespaces"]
     assert record["isolation"]["seccomp"]
-    fallback = make_launcher("fallback", GREEDY, limits, tmp_path, "seat1")
+    fallback = make_launcher("fallback", GREEDY, limits, tmp_path, "seat1", trusted=True)
     merged = sandbox_record([launcher, fallback, None])
     assert merged["backend"] == "bubblewrap"
     assert any("FALLBACK" in warning for warning in merged["warnings"])
@@ -118,6 +118,7 @@ def test_season_settings_select_backend_and_limits(tmp_path: Path) -> None:
         memory_mb: int = 640
         processes: int = 32
         cpu_seconds: int = 30
+        trusted_bots: bool = True
 
     launcher, record = season_launcher(Settings(), GREEDY, tmp_path, "seat0")
     assert isinstance(launcher, FallbackLauncher)

@@ -14,7 +14,13 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from arena.cli.common import add_sandbox_options, build_bots, load_bots, sandbox_limits
+from arena.cli.common import (
+    add_sandbox_options,
+    build_bots,
+    load_bots,
+    private_folder,
+    sandbox_limits,
+)
 from arena.referee import check
 from arena.referee.match import MatchOutcome, Seat, run_match
 from arena.sandbox import BotManifest, SandboxError, make_launcher, sandbox_record
@@ -55,6 +61,7 @@ def _check(args: argparse.Namespace) -> int:
         print(f"arena check: --logs {logs} is inside the bot folder {bot.folder}, whose "
               "content would then change; choose a folder outside it", file=sys.stderr)
         return 2
+    logs = private_folder(str(logs))
     console = Console(soft_wrap=True)
     console.print(escape(f"checking {bot.label} ({bot.folder}); its output goes to {logs}"),
                   highlight=False)
@@ -66,7 +73,7 @@ def _check(args: argparse.Namespace) -> int:
         return 2
     bot = built[0]
     try:
-        make_launcher(args.sandbox, bot, bot_limits, logs, "check")
+        make_launcher(args.sandbox, bot, bot_limits, logs, "check", trusted=args.trust_bots)
     except SandboxError as error:
         print(f"arena check: {error}", file=sys.stderr)
         return 2
@@ -75,7 +82,8 @@ def _check(args: argparse.Namespace) -> int:
 
     def launcher(index: int) -> Seat:
         watched.append(check.WatchedSeat(make_launcher(
-            args.sandbox, bot, bot_limits, logs, f"check-{index + 1}-{bot.name}")))
+            args.sandbox, bot, bot_limits, logs, f"check-{index + 1}-{bot.name}",
+            trusted=args.trust_bots)))
         return watched[-1]
 
     played = []

@@ -34,6 +34,15 @@ def load_bots(folders: Sequence[str], command: str) -> list[BotManifest] | None:
         return None
 
 
+def private_folder(path: str) -> Path:
+    """An output folder only its owner may enter: match logs and bot output are not for
+    the bots (a fallback-sandboxed bot sees what others may read)."""
+    folder = Path(path)
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    return folder
+
+
 def clock_limits(args: argparse.Namespace) -> Limits:
     return Limits(decision_deadline=args.deadline, time_bank=args.time_bank)
 
@@ -58,7 +67,7 @@ def build_bots(bots: list[BotManifest], args: argparse.Namespace, limits: Sandbo
         if bot.build:
             print(f"building {bot.label}: {' '.join(bot.build)}", file=sys.stderr, flush=True)
         try:
-            built.append(prepare(bot, args.sandbox, limits, logs))
+            built.append(prepare(bot, args.sandbox, limits, logs, trusted=args.trust_bots))
         except (BuildError, SandboxError) as error:
             print(f"arena {command}: {error}", file=sys.stderr)
             return None
@@ -92,6 +101,13 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     network.add_argument("--offline-build", action="store_false", dest="build_network",
                          default=False,
                          help="no network during build steps (the default)")
+    add_trust_option(parser)
+
+
+def add_trust_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trust-bots", action="store_true",
+                        help="every bot is trusted: let the weaker fallback sandbox run them "
+                             "(it does not hide the host's files); refused otherwise")
 
 
 

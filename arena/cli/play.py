@@ -7,7 +7,6 @@ import asyncio
 import secrets
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -24,6 +23,7 @@ from arena.cli.common import (
     build_bots,
     clock_limits,
     load_bots,
+    private_folder,
     refuse_unsupported,
     rule_options,
     sandbox_limits,
@@ -97,7 +97,7 @@ def _play(args: argparse.Namespace) -> int:
     bot_limits = sandbox_limits(args, "play")
     if bot_limits is None:
         return 2
-    logs = Path(args.logs)
+    logs = private_folder(args.logs)
     built = build_bots(bots, args, bot_limits, logs, "play")
     if built is None:
         return 2
@@ -128,7 +128,7 @@ def _play(args: argparse.Namespace) -> int:
                 seats: list[Seat] = [
                     None if args.listen else
                     make_launcher(args.sandbox, bots[b], bot_limits, logs / match_id,
-                                  f"seat{seat}-{bots[b].name}")
+                                  f"seat{seat}-{bots[b].name}", trusted=args.trust_bots)
                     for seat, b in enumerate(order)]
             except SandboxError as error:
                 print(f"arena play: {error}", file=sys.stderr)

@@ -28,8 +28,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from arena.cli.common import key_argument
-from arena.league.cluster import DaskExecutor
+from arena.cli.common import add_trust_option, key_argument
+from arena.league.cluster import ClusterSecurityError, ClusterTLS, DaskExecutor, cluster_security
 from arena.league.driver import (
     EntrantsRefused,
     RunStopped,
@@ -43,6 +43,7 @@ from arena.league.lock import SeasonBusy, holder
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore, StoreError, StoreMissing
 from arena.rules.seeds import key_commitment
+from arena.sandbox import SandboxError, require_containment
 
 PROGRESS_SECONDS = 5.0
 """How often a run whose output is not a terminal prints a progress line."""
@@ -149,12 +150,22 @@ def _season_run(args: argparse.Namespace) -> int:
             return fail(f"--parallelism must be an integer from 1 to {MAX_PARALLELISM}, not "
                         f"{args.parallelism} (as [season] parallelism in the file)", 2)
         season = dataclasses.replace(season, parallelism=args.parallelism)
-    console = Console(soft_wrap=True)  # never wrap a path
+    if args.trust_bots:
+        season = dataclasses.replace(
+            season, sandbox=dataclasses.replace(season.sandbox, trusted_bots=True))
     cluster = args.cluster or season.cluster
+    try:  # before anything is written: a refusal leaves no trace
+        require_containment(season.sandbox.backend, season.sandbox.trusted_bots)
+        security = cluster_security(cluster, _cluster_tls(args, season),
+                                    args.insecure_cluster or season.insecure_cluster)
+    except (SandboxError, ClusterSecurityError) as error:
+        print(f"arena season: {error}", file=sys.stderr)
+        return 2
+    console = Console(soft_wrap=True)  # never wrap a path
     executor: Executor
     if cluster or season.executor == "dask":
         executor = DaskExecutor(cluster, season.parallelism, season.shared_bots,
-                                season.pin_cores)
+                                season.pin_cores, security=security)
         placement = f"on the Dask cluster {cluster or '(local)'}"
     else:
         executor = LocalExecutor(season.parallelism, season.pin_cores)
@@ -246,6 +257,16 @@ def _play(season: Season, executor: Executor, placement: str, console: Console,
     finally:
         store.close()
     return 1 if summary.failed else 0
+
+
+def _cluster_tls(args: argparse.Namespace, season: Season) -> ClusterTLS | None:
+    """The TLS files from the command line (all three) or else from the season file."""
+    given = [args.tls_ca_file, args.tls_cert, args.tls_key]
+    if any(given):
+        if not all(given):
+            raise ClusterSecurityError("--tls-ca-file, --tls-cert and --tls-key go together")
+        return ClusterTLS(*(Path(p) for p in given))
+    return ClusterTLS(*season.cluster_tls) if season.cluster_tls else None
 
 
 def _print_failure(console: Console, outcome: JobOutcome) -> None:
@@ -445,7 +466,16 @@ def register(commands: Any) -> None:
     run.add_argument("--parallelism", type=int,
                      help=f"matches at once, 1 to {MAX_PARALLELISM} (overrides the file)")
     run.add_argument("--cluster", metavar="ADDRESS",
-                     help="run the matches on a Dask cluster, e.g. tcp://head:8786")
+                     help="run the matches on a Dask cluster: tls://head:8786 with the TLS "
+                          "options below, or a local address such as tcp://127.0.0.1:8786")
+    run.add_argument("--tls-ca-file", metavar="FILE",
+                     help="CA certificate that signed the cluster's certificates")
+    run.add_argument("--tls-cert", metavar="FILE", help="the driver's TLS certificate")
+    run.add_argument("--tls-key", metavar="FILE", help="the driver's TLS private key")
+    run.add_argument("--insecure-cluster", action="store_true",
+                     help="allow a plain-TCP cluster on another machine (only on a network "
+                          "private to the cluster: the scheduler runs any code it is sent)")
+    add_trust_option(run)
     run.add_argument("--key", type=key_argument, metavar="HEX",
                      help="deal from this season key instead of a fresh secret one (first run "
                           "only; e.g. to re-run a revealed season and compare its logs)")

@@ -6,6 +6,11 @@ result with the compressed match log and the bots' output files. The driver writ
 into the season folder and the store, so the store stays the source of truth: Dask keeps
 futures in memory only, and a restarted driver resumes from the store as locally.
 
+The scheduler runs whatever code its clients send on the workers, so ``DaskExecutor`` refuses
+an address that is not on this machine unless the connection is TLS with certificates
+(``cluster_security``), or the organiser says the network is private (``insecure=True``,
+``--insecure-cluster``): see the README's cluster section.
+
 A task whose worker dies is retried by Dask; one that keeps killing workers
 (``distributed.scheduler.allowed-failures``) ends as a failed match with its reason. Each
 match's future is released as soon as its result is stored: Dask recomputes a lost result
@@ -21,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import ipaddress
 import os
 import shutil
 import tarfile
@@ -43,6 +49,75 @@ from arena.league.executor import (
 from arena.league.preflight import ProbeJob, probe_entrants
 from arena.processes import owner_tag
 from arena.sandbox.manifest import BotManifest
+
+
+class ClusterSecurityError(ValueError):
+    """A cluster address the driver will not use as given; the message says what to add."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterTLS:
+    """The driver's TLS files for a cluster (``distributed.security.Security``): the CA
+    that signed the scheduler's and workers' certificates, and the driver's own pair."""
+
+    ca_file: Path
+    cert_file: Path
+    key_file: Path
+
+    def security(self) -> Any:
+        from distributed.security import Security
+
+        for path in (self.ca_file, self.cert_file, self.key_file):
+            if not path.is_file():
+                raise ClusterSecurityError(f"TLS file {path} does not exist")
+        return Security(  # type: ignore[no-untyped-call]
+            tls_ca_file=str(self.ca_file), tls_client_cert=str(self.cert_file),
+            tls_client_key=str(self.key_file), require_encryption=True)
+
+
+def is_local_address(address: str) -> bool:
+    """Whether a Dask address is on this machine (loopback or in-process)."""
+    if "://" not in address:
+        address = f"tcp://{address}"
+    parts = urlsplit(address)
+    if parts.scheme == "inproc":
+        return True
+    host = parts.hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def cluster_security(address: str | None, tls: ClusterTLS | None, insecure: bool) -> Any:
+    """The ``Security`` to connect to ``address`` with (None: plain TCP), or
+    ClusterSecurityError when the address would expose the cluster: a scheduler runs any
+    code its clients send on its workers, so a plain-TCP scheduler reachable from another
+    machine is a remote code execution service for anyone on that network."""
+    if address is None:
+        return tls.security() if tls is not None else None
+    scheme = urlsplit(address).scheme if "://" in address else "tcp"
+    if scheme in ("tls", "wss"):
+        if tls is None:
+            raise ClusterSecurityError(
+                f"the cluster address {address} is TLS but no certificates were given: add "
+                "--tls-ca-file, --tls-cert and --tls-key (or tls_ca_file, tls_cert_file and "
+                "tls_key_file in [season])")
+        return tls.security()
+    if tls is not None:
+        raise ClusterSecurityError(
+            f"TLS certificates were given but the cluster address {address} is not TLS: "
+            f"use tls://{address.split('://', 1)[-1]}")
+    if is_local_address(address) or insecure:
+        return None
+    raise ClusterSecurityError(
+        f"refusing the cluster address {address}: it is not on this machine and not TLS, "
+        "and a Dask scheduler runs any code its clients send, so anyone who can reach it "
+        "can run code on the workers; use tls:// with --tls-ca-file, --tls-cert and "
+        "--tls-key (see the README's cluster section), or --insecure-cluster "
+        "(insecure_cluster = true) if the network is private to the cluster")
 
 CACHE = Path(os.environ.get("ARENA_BOT_CACHE", Path(tempfile.gettempdir()) / "arena-bot-cache"))
 SKIPPED = ("__pycache__", ".git")
@@ -144,8 +219,12 @@ class DaskExecutor:
     """Run matches on a Dask cluster (``address``) or a LocalCluster of ``workers``."""
 
     def __init__(self, address: str | None = None, workers: int = 2,
-                 shared_bots: bool = False, pin_cores: bool = True) -> None:
+                 shared_bots: bool = False, pin_cores: bool = True, *,
+                 security: Any = None) -> None:
+        """``security``: a ``distributed.security.Security`` for the connection (see
+        ``cluster_security``, which also checks the address)."""
         self.address = address
+        self.security = security
         self.workers = workers
         self.shared_bots = shared_bots
         self.pin_cores = pin_cores
@@ -160,13 +239,17 @@ class DaskExecutor:
         if self.client is not None:
             return self.client
         if self.address:
-            self.client = Client(self.address)  # type: ignore[no-untyped-call]
+            self.client = Client(  # type: ignore[no-untyped-call]
+                self.address, security=self.security)
         else:
             with starting_workers():  # Ctrl-C stops the driver, which closes the cluster
                 self.cluster = LocalCluster(  # type: ignore[no-untyped-call]
                     n_workers=self.workers, threads_per_worker=1, processes=True,
-                    dashboard_address=None)
-            self.client = Client(self.cluster)  # type: ignore[no-untyped-call]
+                    dashboard_address=None, host="127.0.0.1",
+                    **({"protocol": "tls", "security": self.security} if self.security
+                       else {}))
+            self.client = Client(  # type: ignore[no-untyped-call]
+                self.cluster, security=self.security)
             self.client.wait_for_workers(self.workers)
         if self.pin_cores:
             pin_workers(self.client)

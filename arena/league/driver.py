@@ -143,6 +143,10 @@ def open_store(season: Season) -> tuple[SeasonStore, list[int], list[ScheduledMa
     """Open (or create) the season's store for a run and check it belongs to this season
     file (SeasonChanged if not; StoreError for a damaged store)."""
     matches = season_schedule(season)
+    # The store, the logs and the bots' output are the organiser's: no bot may read them
+    # (a bot under the fallback sandbox sees what others may read).
+    season.folder.mkdir(parents=True, exist_ok=True)
+    season.folder.chmod(0o700)
     store = SeasonStore(season.store_path)
     try:
         fingerprint = _fingerprint(season, matches)
@@ -360,7 +364,8 @@ def prepare_entrants(season: Season, needed: set[int] | Sequence[int]
         if not bot.build:
             continue
         try:
-            ready[index] = prepare(bot, season.sandbox.backend, limits, season.folder)
+            ready[index] = prepare(bot, season.sandbox.backend, limits, season.folder,
+                                   trusted=season.sandbox.trusted_bots)
         except (BuildError, SandboxError) as error:
             lines = str(error).strip().splitlines() or [repr(error)]
             said = [line.strip(" |") for line in lines[1:]

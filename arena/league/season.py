@@ -8,6 +8,9 @@
     parallelism = 2            # matches at once (default: the cores this process may use)
     pin_cores = true           # workers filling the cores get one core each (see executor)
     entrants = ["python/*"]    # bot folders or globs, relative to this file
+    # executor = "dask"; cluster = "tls://head:8786" with tls_ca_file, tls_cert_file and
+    # tls_key_file (relative to this file); insecure_cluster = true for plain TCP to
+    # another machine on a private network (see the README's cluster section)
 
     [rules]                    # RuleOptions; the official rules by default
     target_score = 500
@@ -18,6 +21,9 @@
 
     [sandbox]
     backend = "bubblewrap"
+    build_network = false      # true: build steps reach registries (never the host)
+    trusted_bots = false       # true: the fallback sandbox may run them (see arena/sandbox)
+    off_turn = "throttle"      # a bot off turn: "throttle" (1% of a core), "freeze", "run"
 
     [output]
     folder = "runs/sample"     # season store and match logs
@@ -55,10 +61,18 @@ class SandboxSettings:
     processes: int = 64
     cpu_seconds: int = 600
     build_network: bool = False
-    """Build steps may reach package registries (npm ci); bots never have a network. Off by
-    default, as in ``arena check`` and ``arena play``: a bot fetches its dependencies into its
-    folder beforehand (``arena vendor``), so the season builds it offline."""
+    """Build steps may reach package registries (npm ci), through a network namespace of
+    their own that does not reach the host (``arena.sandbox.network``). Off by default, as
+    in ``arena check`` and ``arena play``: a bot fetches its dependencies into its folder
+    beforehand (``arena vendor``), so the season builds it offline. Bots never have a
+    network."""
     build_seconds: int = 600
+    off_turn: str = "throttle"
+    """What a bot may do off turn: "throttle" (1% of a core), "freeze" or "run"
+    (``arena.sandbox.SandboxLimits.off_turn``)."""
+    trusted_bots: bool = False
+    """The organiser trusts every entrant: only then may the weaker fallback sandbox run
+    them (``arena.sandbox.make_launcher``), chosen or because bubblewrap cannot run."""
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -77,6 +91,10 @@ class Season:
     the cores (``arena.league.executor.core_plan``)."""
     executor: str
     cluster: str | None
+    cluster_tls: tuple[Path, Path, Path] | None
+    """With a ``tls://`` cluster: the CA, certificate and key files the driver connects with."""
+    insecure_cluster: bool
+    """Use a plain-TCP cluster address on another machine (a network private to the cluster)."""
     shared_bots: bool
     """With the dask executor: workers see the bot folders at the same paths (no shipping)."""
     entrants: tuple[BotManifest, ...]
@@ -99,7 +117,8 @@ class Season:
 _KNOWN = {
     "season": {"name", "table_size", "matches_per_group", "matches_per_pairing",
                "duplicate_deals", "parallelism", "pin_cores", "entrants", "executor",
-               "cluster", "shared_bots"},
+               "cluster", "shared_bots", "tls_ca_file", "tls_cert_file", "tls_key_file",
+               "insecure_cluster"},
     "rules": {f.name for f in fields(RuleOptions)},
     "limits": {f.name for f in fields(Limits)},
     "sandbox": {f.name for f in fields(SandboxSettings)},
@@ -242,6 +261,15 @@ def load_season(path: Path | str) -> Season:
     cluster = season.data.get("cluster")
     if cluster is not None and not isinstance(cluster, str):
         raise season.error("cluster", "an address like tcp://host:8786", cluster)
+    tls_names = ("tls_ca_file", "tls_cert_file", "tls_key_file")
+    tls_given = [n for n in tls_names if n in season.data]
+    cluster_tls = None
+    if tls_given:
+        if len(tls_given) != len(tls_names):
+            raise SeasonError(f"{path}: [season] {', '.join(tls_names)} go together; "
+                              f"only {', '.join(tls_given)} given")
+        files = tuple((path.parent / season.string(n, None)).resolve() for n in tls_names)
+        cluster_tls = (files[0], files[1], files[2])
     rules_reader = _Reader(path, "rules", data.get("rules", {}))
     try:
         rules = RuleOptions.from_dict(rules_reader.data)
@@ -265,6 +293,9 @@ def load_season(path: Path | str) -> Season:
         cpu_seconds=sandbox_reader.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1),
         build_network=sandbox_reader.boolean("build_network", sandbox_defaults.build_network),
         build_seconds=sandbox_reader.integer("build_seconds", sandbox_defaults.build_seconds, 1),
+        trusted_bots=sandbox_reader.boolean("trusted_bots", sandbox_defaults.trusted_bots),
+        off_turn=sandbox_reader.string("off_turn", sandbox_defaults.off_turn,
+                                       "throttle|freeze|run"),
     )
     from arena.sandbox import BACKENDS
 
@@ -279,7 +310,8 @@ def load_season(path: Path | str) -> Season:
         duplicate_deals=season.boolean("duplicate_deals", False),
         parallelism=season.integer("parallelism", len(os.sched_getaffinity(0)) or 1, 1, 256),
         pin_cores=season.boolean("pin_cores", True),
-        executor=executor, cluster=cluster,
+        executor=executor, cluster=cluster, cluster_tls=cluster_tls,
+        insecure_cluster=season.boolean("insecure_cluster", False),
         shared_bots=season.boolean("shared_bots", False),
         entrants=entrants, rules=rules, limits=limits, sandbox=sandbox,
         folder=(base / output.string("folder", f"runs/{name}")).resolve(),

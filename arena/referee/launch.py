@@ -8,7 +8,11 @@ from typing import Protocol
 
 
 class BotProcess(Protocol):
-    """A started bot: the referee only needs to know whether it lives, and to kill it."""
+    """A started bot: the referee only needs to know whether it lives, and to kill it.
+
+    A sandbox may also offer ``pause()`` and ``resume()``: the match loop then pauses a bot
+    off turn and resumes it on turn (``arena.sandbox.SandboxProcess`` freezes its cgroup),
+    so only the seat on turn runs."""
 
     def poll(self) -> int | None:
         """The exit code, or None while it runs."""

@@ -575,6 +575,7 @@ class _MatchLoop:
                 seed=self.chance.seat_seed(seat), protocol_version=PROTOCOL_VERSION)
             if not await connection.send(pb.PlayResponse(match_start=start)):
                 self._fault(seat, FaultKind.DISCONNECTED, "stream closed before match start")
+        self._off_turn(self.processes)
         match = self.match
         play_started = time.perf_counter()
         while not match.is_over:
@@ -591,7 +592,9 @@ class _MatchLoop:
             elif self.reports[seat].disqualified:
                 action, source = self.autopilots[seat].decide(observation, legal), "autopilot"
             else:
+                self._on_turn(seat)
                 answer, latency = await self._ask(seat, observation, legal)
+                self._off_turn([seat])
                 if answer is None:
                     kind = observation.decision.name  # type: ignore[union-attr]
                     mishandled = self.reports[seat].mishandled
@@ -611,6 +614,8 @@ class _MatchLoop:
                 on_progress(match)
         self._record_floods()
         final_places = match.standing([r.seat for r in self.reports if r.disqualified])
+        for seat in self.processes:
+            self._on_turn(seat)  # every bot reads the match's end
         await self._finish(final_places)
         outcome = MatchOutcome(
             spec.match_id, spec.seed, tuple(match.scores), final_places, match.rounds_played,
@@ -624,6 +629,26 @@ class _MatchLoop:
                             "round_limit_reached": outcome.round_limit_reached,
                             "decisions": outcome.decisions})
         return outcome
+
+    def _on_turn(self, seat: int) -> None:
+        """Let the seat's bot run (see ``_off_turn``)."""
+        resume = getattr(self.processes.get(seat), "resume", None)
+        if resume is not None:
+            resume()
+
+    def _off_turn(self, seats: Any) -> None:
+        """Only the seat on turn runs: a sandbox that can (``SandboxProcess.pause``) freezes
+        a bot off turn, so it can neither take CPU from the seat thinking nor watch it. The
+        pause is made once the next request is on its way (``call_soon``: when the loop
+        next waits), off the path of the next decision."""
+        for seat in seats:
+            pause = getattr(self.processes.get(seat), "pause", None)
+            if pause is not None:
+                asyncio.get_running_loop().call_soon(self._pause_unless_on_turn, seat, pause)
+
+    def _pause_unless_on_turn(self, seat: int, pause: Any) -> None:
+        if not self.match.is_over and self.match.current_seat != seat:
+            pause()
 
     def _rounds_won(self) -> tuple[int, ...]:
         won = [0] * self.spec.players

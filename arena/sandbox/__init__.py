@@ -6,7 +6,8 @@ before it plays. Backends (``arena/sandbox/README.md`` compares what each contai
 
 * ``bubblewrap`` (default): namespaces, read-only runtimes, private tmpfs, seccomp, cgroups,
   a uid per bot. Where it cannot run, ``make_launcher`` falls back loudly to ``fallback``.
-* ``fallback``: resource limits and network/pid namespaces only; a warning in every log.
+* ``fallback``: a uid per bot, resource limits, namespaces and private temporary folders, but
+  the host's files as an unprivileged user sees them: for trusted bots only (``trusted``).
 * ``docker``: a container per bot, for hosts with a Docker engine.
 * ``plain``: no isolation at all (development only).
 """
@@ -23,9 +24,9 @@ from arena.sandbox.bubblewrap import BubblewrapLauncher
 from arena.sandbox.build import BuildError, build
 from arena.sandbox.docker import DockerLauncher
 from arena.sandbox.environment import compile_sdk
-from arena.sandbox.fallback import FallbackLauncher
+from arena.sandbox.fallback import TRUST_HINT, FallbackLauncher
 from arena.sandbox.launcher import Backend, SandboxError, SandboxLauncher, StartedProcess
-from arena.sandbox.limits import DEFAULT_LIMITS, SandboxLimits
+from arena.sandbox.limits import DEFAULT_LIMITS, OFF_TURN, SandboxLimits
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
 from arena.sandbox.plain import PlainLauncher, PlainProcess, resolve_command
 
@@ -41,15 +42,38 @@ def _warn_once(message: str) -> None:
         print(f"\n*** WARNING: {message} ***\n", file=sys.stderr, flush=True)
 
 
+def untrusted_refused(manifest: BotManifest | None, reason: str | None) -> SandboxError:
+    why = f"bubblewrap cannot run here ({reason}), and " if reason else ""
+    who = f"bot {manifest.label} ({manifest.folder}): " if manifest is not None else ""
+    what = "it" if manifest is not None else "them"
+    return SandboxError(
+        f"{who}{why}the fallback sandbox cannot contain an untrusted bot (it sees the host's "
+        f"files as an unprivileged user, and every socket family); refusing to run {what}: "
+        f"{TRUST_HINT}")
+
+
+def require_containment(backend: str | Backend, trusted: bool) -> None:
+    """SandboxError (saying why) when ``backend`` would run bots in the fallback sandbox
+    and they are not ``trusted``: checked once before a season plays, so the organiser
+    hears it at once rather than as every match failing."""
+    if trusted or backend not in (Backend.FALLBACK, Backend.BUBBLEWRAP):
+        return
+    reason = None if backend == Backend.FALLBACK else bubblewrap.probe()
+    if backend == Backend.FALLBACK or reason is not None:
+        raise untrusted_refused(None, reason)
+
+
 def make_launcher(backend: str | Backend, manifest: BotManifest,
                   limits: SandboxLimits = DEFAULT_LIMITS, log_dir: Path = Path("runs"),
-                  label: str = "bot") -> Launcher:
+                  label: str = "bot", *, trusted: bool = False) -> Launcher:
     """The seat launcher for ``manifest`` under ``backend``; its output goes to
     ``log_dir/label.{stdout,stderr}.log``. ``describe()`` gives the log header record.
 
     ``bubblewrap`` falls back to ``fallback`` (with a warning on stderr and in
-    ``describe()``) when bubblewrap cannot run here. SandboxError when the backend cannot
-    be used at all (docker without an engine, a bot folder the bot's uid cannot read)."""
+    ``describe()``) when bubblewrap cannot run here. The fallback runs only ``trusted``
+    bots (the organiser's own: ``--trust-bots``, ``trusted_bots = true``); SandboxError
+    otherwise, and when the backend cannot be used at all (docker without an engine, a bot
+    folder the bot's uid cannot read)."""
     try:
         chosen = Backend(backend)
     except ValueError:
@@ -62,14 +86,18 @@ def make_launcher(backend: str | Backend, manifest: BotManifest,
     if chosen is Backend.PLAIN:
         return PlainLauncher(manifest, log_dir, label)
     if chosen is Backend.FALLBACK:
-        _warn_once("the FALLBACK sandbox isolates only network, processes and resources: "
-                   "bots can read and write the host's files")
+        if not trusted:
+            raise untrusted_refused(manifest, None)
+        _warn_once("the FALLBACK sandbox does not hide the host's files (bots see what "
+                   "others may read): trusted bots only")
         return FallbackLauncher(manifest, log_dir, label, limits)
     reason = bubblewrap.probe()
     if reason is None:
         return BubblewrapLauncher(manifest, log_dir, label, limits)
-    _warn_once(f"bubblewrap cannot run here ({reason}); bots run in the FALLBACK sandbox, "
-               "which isolates only network, processes and resources")
+    if not trusted:
+        raise untrusted_refused(manifest, reason)
+    _warn_once(f"bubblewrap cannot run here ({reason}); the trusted bots run in the FALLBACK "
+               "sandbox, which does not hide the host's files")
     return FallbackLauncher(manifest, log_dir, label, limits, reason=reason)
 
 
@@ -93,16 +121,19 @@ def sandbox_record(launchers: Sequence[object]) -> dict[str, Any]:
 
 
 def prepare(manifest: BotManifest, backend: str | Backend = Backend.BUBBLEWRAP,
-            limits: SandboxLimits = DEFAULT_LIMITS, log_dir: Path = Path("runs")
-            ) -> BotManifest:
+            limits: SandboxLimits = DEFAULT_LIMITS, log_dir: Path = Path("runs"), *,
+            trusted: bool = False, cache: Path | None = None) -> BotManifest:
     """Run the bot's build step (if its bot.toml has one) once, in the backend's sandbox,
-    and return the manifest to play with (the built copy). BuildError if it fails."""
+    and return the manifest to play with (its built folder in the build cache, ``cache``
+    or ``ARENA_BUILD_CACHE``, reused while the bot and the toolchain are unchanged); the
+    build's output goes to ``log_dir/builds/``. BuildError if it fails; SandboxError if the
+    backend refuses the bot (see ``make_launcher``)."""
     if not manifest.build:
         return manifest
     builds = log_dir / "builds"
 
     def start(built: BotManifest, label: str) -> StartedProcess:
-        launcher = make_launcher(backend, built, limits, builds, label)
+        launcher = make_launcher(backend, built, limits, builds, label, trusted=trusted)
         if isinstance(launcher, PlainLauncher):
             env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(built.folder),
                    "LANG": "C.UTF-8"}
@@ -110,7 +141,7 @@ def prepare(manifest: BotManifest, backend: str | Backend = Backend.BUBBLEWRAP,
                                 limits.output_bytes)
         return launcher.start(list(built.build), {}, None, build=True)
 
-    return build(manifest, start, log_dir, limits.build_seconds)
+    return build(manifest, start, limits.build_seconds, cache)
 
 
 class SandboxSettingsLike(Protocol):
@@ -128,25 +159,31 @@ class SandboxSettingsLike(Protocol):
     @property
     def cpu_seconds(self) -> int: ...
 
+    @property
+    def trusted_bots(self) -> bool: ...
+
 
 def limits_from(settings: SandboxSettingsLike) -> SandboxLimits:
     return SandboxLimits(memory_mib=settings.memory_mb, processes=settings.processes,
                          cpu_seconds=settings.cpu_seconds,
                          build_network=getattr(settings, "build_network", False),
-                         build_seconds=getattr(settings, "build_seconds", 600))
+                         build_seconds=getattr(settings, "build_seconds", 600),
+                         off_turn=getattr(settings, "off_turn", "throttle"))
 
 
 def season_launcher(settings: SandboxSettingsLike, bot: BotManifest, log_dir: Path,
                     label: str) -> tuple[Launcher, dict[str, Any]]:
     """The launcher for one seat under a season's sandbox settings, and its description."""
-    launcher = make_launcher(settings.backend, bot, limits_from(settings), log_dir, label)
+    launcher = make_launcher(settings.backend, bot, limits_from(settings), log_dir, label,
+                             trusted=settings.trusted_bots)
     return launcher, describe(launcher)
 
 
 __all__ = [
-    "BACKENDS", "DEFAULT_LIMITS", "Backend", "BotManifest", "BubblewrapLauncher", "BuildError",
+    "BACKENDS", "DEFAULT_LIMITS", "OFF_TURN", "Backend", "BotManifest", "BubblewrapLauncher",
+    "BuildError",
     "DockerLauncher", "FallbackLauncher", "Launcher", "ManifestError", "PlainLauncher",
     "PlainProcess", "SandboxError", "SandboxLauncher", "SandboxLimits", "StartedProcess",
-    "describe", "limits_from", "load_manifest", "make_launcher", "prepare", "sandbox_record",
-    "season_launcher",
+    "describe", "limits_from", "load_manifest", "make_launcher", "prepare",
+    "require_containment", "sandbox_record", "season_launcher",
 ]

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.sandbox import network as build_network
 from arena.sandbox import runtimes, seccomp
 from arena.sandbox.build import hand_over
 from arena.sandbox.environment import BOT_ENV
@@ -60,6 +61,52 @@ TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 VISIBLE = ("/usr", "/dev", "/proc", "/etc/alternatives", *(f"/{n}" for n in TOP_LEVEL))
 """Host paths that exist inside every sandbox (as themselves or as fresh mounts)."""
 RUNTIMES_VARIABLE = runtimes.OPERATOR_VARIABLE
+NEUTRAL_PROC = ("meminfo", "stat", "loadavg", "uptime", "vmstat", "diskstats", "interrupts",
+                "softirqs", "schedstat", "pressure/cpu", "pressure/io", "pressure/memory")
+"""The host-wide counters in /proc, each replaced by a fixed copy (``neutral_proc``): a bot
+that reads them learns nothing of the other bots, and cannot signal to them through them."""
+
+
+@functools.cache
+def neutral_proc(memory_bytes: int) -> tuple[tuple[str, bytes], ...]:
+    """(path, content) of a fixed copy of each of ``NEUTRAL_PROC`` the host has: the same
+    names and layout, every counter zero, the memory the bot's cap (as LXCFS shows a
+    container's), one ``cpuN`` line per CPU of the host (glibc counts them there when /sys
+    is hidden, as it is)."""
+    files: list[tuple[str, bytes]] = []
+    kib = memory_bytes // 1024
+    for name in NEUTRAL_PROC:
+        path = Path("/proc") / name
+        try:
+            host = path.read_text()
+        except OSError:
+            continue
+        if name == "meminfo":
+            lines = []
+            for line in host.splitlines():
+                key = line.split(":", 1)[0]
+                value = kib if key in ("MemTotal", "MemFree", "MemAvailable") else 0
+                lines.append(f"{key + ':':<16}{value:>8} kB" if line.endswith("kB") else
+                             f"{key + ':':<16}{value:>8}")
+            content = "\n".join(lines) + "\n"
+        elif name == "stat":
+            cpus = [line.split()[0] for line in host.splitlines() if line.startswith("cpu")]
+            content = "".join(f"{cpu} 0 0 0 0 0 0 0 0 0 0\n" for cpu in cpus) + (
+                "intr 0\nctxt 0\nbtime 0\nprocesses 1\nprocs_running 1\n"
+                "procs_blocked 0\nsoftirq 0\n")
+        elif name == "loadavg":
+            content = "0.00 0.00 0.00 1/1 1\n"
+        elif name == "uptime":
+            content = "0.00 0.00\n"
+        elif name == "vmstat":
+            content = "".join(f"{line.split()[0]} 0\n" for line in host.splitlines() if line)
+        elif name.startswith("pressure/"):
+            content = "".join(f"{line.split()[0]} avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+                              for line in host.splitlines() if line)
+        else:  # per-device and per-interrupt tables: none
+            content = ""
+        files.append((str(path), content.encode()))
+    return tuple(files)
 
 
 def bwrap_path() -> str | None:
@@ -186,6 +233,7 @@ class BubblewrapLauncher(SandboxLauncher):
             "namespaces": ["user", "pid", "net", "ipc", "uts", "cgroup", "mount"],
             "uid": "one per bot" if self.distinct_uid else "the referee's",
             "filesystem": "read-only /usr, runtimes and bot folder; private tmpfs /tmp",
+            "proc": "own processes; host-wide counters replaced by fixed copies",
             "seccomp": seccomp.describe() if self.filter is not None else None,
         }
 
@@ -216,8 +264,22 @@ class BubblewrapLauncher(SandboxLauncher):
             rlimits=rlimits(limits, memory_capped=group is not None and
                             "memory" in group.directories, count_processes=uid is not None),
             userns_placeholder=USERNS_PLACEHOLDER if uid is not None else None)
-        return SandboxProcess(plan, log_dir=self.log_dir, label=label,
-                              output_cap=limits.output_bytes)
+        process = SandboxProcess(plan, log_dir=self.log_dir, label=label,
+                                 off_turn="run" if build else limits.off_turn,
+                                 output_cap=limits.output_bytes)
+        if network:
+            try:
+                pasta = build_network.attach(process.pid, uid,
+                                             lambda: process.poll() is None)
+            except build_network.NetworkUnavailable as error:
+                process.kill()
+                raise SandboxError(
+                    f"{self.manifest.folder}: the build step may use the network, but its "
+                    f"network could not be set up ({error}); install the Debian package "
+                    "passt, or build offline (--offline-build, build_network = false)"
+                ) from None
+            process.on_kill(lambda: build_network.detach(pasta))
+        return process
 
     def _arguments(self, argv: list[str], env: dict[str, str], socket_dir: Path | None,
                    limits: SandboxLimits, uid: int | None, network: bool, writable: bool,
@@ -227,8 +289,7 @@ class BubblewrapLauncher(SandboxLauncher):
         args = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                 "--hostname", "arena-bot"]
-        if not network:
-            args.append("--unshare-net")
+        args.append("--unshare-net")  # an online build's is served by pasta (network.py)
         args += ["--ro-bind", "/usr", "/usr"]
         for name in TOP_LEVEL:
             path = Path("/") / name
@@ -247,6 +308,9 @@ class BubblewrapLauncher(SandboxLauncher):
         # /tmp, say) are then bound on top of it instead of being hidden by it.
         args += ["--proc", "/proc", "--dev", "/dev",
                  "--perms", "1777", "--size", str(limits.tmpfs_mib * MIB), "--tmpfs", "/tmp"]
+        for counter, content in neutral_proc(limits.memory_bytes):
+            args += ["--ro-bind-data", _file(files, f"proc-{Path(counter).name}", content),
+                     counter]
         for path in runtime_paths(self.manifest, argv, self.declared):
             args += ["--ro-bind", str(path), str(path)]
         args += ["--bind" if writable else "--ro-bind", str(folder), BOT_DIR]
@@ -262,12 +326,15 @@ class BubblewrapLauncher(SandboxLauncher):
             address = environment.get("ARENA_ADDRESS", "")
             if address.startswith("unix:") and Path(address[5:]).parent == socket_dir:
                 environment["ARENA_ADDRESS"] = f"unix:{SOCKET_DIR}/{Path(address[5:]).name}"
-        if self.filter is not None and not network:
-            args += ["--seccomp", _file(files, "seccomp", self.filter)]
+        if self.filter is not None:
+            program = seccomp.build_filter(network) if writable else self.filter
+            args += ["--seccomp", _file(files, "seccomp", program)]
         # The root (a tmpfs holding the mount points) is read-only too: the bot writes /tmp.
         args += ["--remount-ro", "/", "--chdir", BOT_DIR, "--clearenv"]
         for name, value in environment.items():
             args += ["--setenv", name, value]
         inside = [BOT_DIR + a[len(str(folder)):] if a == str(folder) or
                   a.startswith(str(folder) + "/") else a for a in argv]
+        if network:
+            inside = build_network.waiting_for_route(inside)
         return args, inside

@@ -1,17 +1,30 @@
 """A bot's optional build step (``build`` in ``bot.toml``), run once, sandboxed, before use.
 
-The build never writes into the entrant's folder. It runs on a private copy, made under
-``<log_dir>/builds/<name>-<version>-<content hash>/`` (the copy leaves out ``__pycache__``
-and the names the folder's ``.gitignore`` lists at its top level, such as ``build/`` or
-``node_modules/``, so a build starts from the sources, not from the author's own build
-tree), in the same sandbox as the bot, with that copy as its writable working folder
-(``/bot``), the build limits (``SandboxLimits.for_build``: more memory, processes and disk)
-and its own wall-clock limit (``build_seconds``). Builds are offline unless the limits say
-``build_network``: a build then needs its dependencies in the bot folder.
+The build never writes into the entrant's folder, and nothing it leaves behind is ever
+followed, written or changed by the referee (which runs as root):
 
-The copy, once built, is the folder the bot runs from (read-only, like any bot folder); a
-later ``prepare`` of the same bot content reuses it, so a season builds each entrant once.
-A failing build raises ``BuildError`` naming the bot and quoting the end of its output.
+1. a private copy of the sources (leaving out ``__pycache__`` and what the folder's
+   ``.gitignore`` lists at its top level, such as ``build/`` or ``node_modules/``) is made in
+   a fresh work folder, and handed to the build's own uid;
+2. the build runs in the same sandbox as the bot, with that copy as its writable ``/bot``,
+   the build limits (``SandboxLimits.for_build``) and its own wall-clock limit;
+3. once every process of the build is gone, its output is packed into an archive: the walk
+   opens every folder and file relative to its parent's descriptor, never following a
+   link (``os.fwalk``, ``O_NOFOLLOW``), and keeps only folders and regular files, with
+   normalised modes (0755, or 0644 for a file nobody may execute) and owner; symbolic
+   links, pipes, sockets and devices are left out (named in the build's log), a hard link
+   is just another copy of its content; then the work folder is deleted (``rmtree``, which
+   does not follow links either);
+4. the archive is unpacked (``tarfile``'s ``data`` filter) into a fresh folder that the
+   build never had access to, named by the build key, and that folder is moved into place
+   in one step (``rename``): its existence says the build is complete.
+
+The build key is the SHA-256 of the bot's sources (``BotManifest.content_digest``), its
+build command, and the toolchain's identity (``toolchain_identity``): the same bot built
+with the same tools is built once, and reused by every later season and process through
+the build cache (``ARENA_BUILD_CACHE``, by default ``~/.cache/uno-arena/builds``); a file
+lock makes parallel workers build it once. A failing build raises ``BuildError`` naming
+the bot and quoting the end of its output.
 """
 
 from __future__ import annotations
@@ -20,27 +33,71 @@ import contextlib
 import dataclasses
 import fcntl
 import fnmatch
+import functools
+import hashlib
+import json
 import os
-import re
+import platform
 import shutil
+import stat
 import subprocess
+import sys
+import tarfile
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from arena.sandbox.launcher import StartedProcess, is_root
+from arena.sandbox.launcher import StartedProcess
 from arena.sandbox.manifest import BotManifest, ManifestError, ignored_patterns
 
-BUILT_MARKER = ".arena-built"
 TAIL_LINES = 20
+CACHE_VARIABLE = "ARENA_BUILD_CACHE"
+OUTPUT_LIMIT_BYTES = 4 * 1024 ** 3
+"""A build's output (its sources included) may not exceed this, nor ``OUTPUT_LIMIT_ENTRIES``
+files and folders: past it, the build fails rather than fill the referee's disk."""
+OUTPUT_LIMIT_ENTRIES = 200_000
+TOOLCHAIN_FILES = ("/var/lib/dpkg/status",)
+"""Where a Debian host lists every installed package's version (the compilers, libraries
+and runtimes a build uses): a change there is a new toolchain, and builds are redone."""
 
 
 class BuildError(ManifestError):
     """A bot whose build step failed or timed out: that entrant cannot play."""
 
 
+def cache_root() -> Path:
+    """Where built bots are kept, across seasons and processes (``ARENA_BUILD_CACHE``)."""
+    configured = os.environ.get(CACHE_VARIABLE)
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "uno-arena" / "builds"
+
+
+@functools.cache
+def toolchain_identity() -> str:
+    """A hash of what a build's result depends on besides the bot: the machine, the
+    referee's Python, the installed packages, the operator's extra runtimes."""
+    digest = hashlib.sha256()
+    for part in (platform.machine(), sys.version, os.environ.get("ARENA_SANDBOX_RUNTIMES", "")):
+        digest.update(part.encode() + b"\0")
+    for name in TOOLCHAIN_FILES:
+        with contextlib.suppress(OSError):
+            digest.update(Path(name).read_bytes())
+    return digest.hexdigest()
+
+
+def build_key(manifest: BotManifest) -> str:
+    """The build's content address: the bot's sources, its build command, the toolchain."""
+    described = json.dumps({"sources": manifest.content_digest(), "build": list(manifest.build),
+                            "toolchain": toolchain_identity()}, sort_keys=True)
+    return hashlib.sha256(described.encode()).hexdigest()
+
+
 def copy_sources(folder: Path, target: Path) -> None:
-    """Copy the bot folder to ``target``, leaving out what its .gitignore names."""
+    """Copy the bot folder to ``target``, leaving out what its .gitignore names (the folder
+    was checked by ``load_manifest``: its links stay inside it)."""
     patterns = ignored_patterns(folder)
 
     def ignore(directory: str, names: list[str]) -> set[str]:
@@ -55,27 +112,75 @@ def copy_sources(folder: Path, target: Path) -> None:
     shutil.copytree(folder, target, ignore=ignore, symlinks=True)
 
 
-def _chown_tree(folder: Path, uid: int, gid: int) -> None:
-    for root, directories, files in os.walk(folder):
+def hand_over(folder: Path, uid: int) -> None:
+    """Give a build's fresh copy (made by the referee, not yet touched by any bot) to the
+    build's uid, so the sandboxed build can write it; folders 0755, files readable."""
+    for _, directories, files, directory_fd in os.fwalk(folder, follow_symlinks=False):
         for name in [*directories, *files]:
-            with contextlib.suppress(OSError):
-                os.lchown(os.path.join(root, name), uid, gid)
-    os.chown(folder, uid, gid)
+            os.chown(name, uid, uid, dir_fd=directory_fd, follow_symlinks=False)
+            status = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+            if stat.S_ISDIR(status.st_mode) or stat.S_ISREG(status.st_mode):
+                os.chmod(name, status.st_mode | (0o755 if stat.S_ISDIR(status.st_mode)
+                                                 else 0o644), dir_fd=directory_fd)
+    os.chown(folder, uid, uid)
+    os.chmod(folder, 0o755)
 
 
-def _make_readable(folder: Path) -> None:
-    """Others may read the built folder (the bot runs under a uid of its own)."""
-    for root, directories, files in os.walk(folder):
-        for name in directories:
-            path = os.path.join(root, name)
-            with contextlib.suppress(OSError):
-                os.chmod(path, os.stat(path).st_mode | 0o755)
-        for name in files:
-            path = os.path.join(root, name)
-            with contextlib.suppress(OSError):
-                if not os.path.islink(path):
-                    os.chmod(path, os.stat(path).st_mode | 0o444)
-    os.chmod(folder, os.stat(folder).st_mode | 0o755)
+def pack_output(folder: Path, archive_path: Path) -> list[str]:
+    """Pack the build's output (see the module documentation, step 3) into a tar file;
+    the paths left out (links and special files). BuildError when it is too big."""
+    dropped: list[str] = []
+    total = entries = 0
+    with tarfile.open(archive_path, "w", format=tarfile.PAX_FORMAT) as archive:
+        for root, directories, files, root_fd in os.fwalk(folder, follow_symlinks=False):
+            relative_root = os.path.relpath(root, folder)
+            kept_directories = []
+            for name in sorted([*directories, *files]):
+                relative = os.path.normpath(os.path.join(relative_root, name))
+                entries += 1
+                if entries > OUTPUT_LIMIT_ENTRIES:
+                    raise BuildError(f"the build left more than {OUTPUT_LIMIT_ENTRIES:,} "
+                                     "files and folders")
+                status = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
+                info = tarfile.TarInfo(relative)
+                info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+                if stat.S_ISDIR(status.st_mode):
+                    kept_directories.append(name)
+                    info.type, info.mode = tarfile.DIRTYPE, 0o755
+                    archive.addfile(info)
+                    continue
+                if not stat.S_ISREG(status.st_mode):
+                    dropped.append(relative)
+                    continue
+                descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK |
+                                     os.O_CLOEXEC, dir_fd=root_fd)
+                with open(descriptor, "rb") as file:
+                    opened = os.fstat(file.fileno())
+                    if not stat.S_ISREG(opened.st_mode) or opened.st_ino != status.st_ino:
+                        dropped.append(relative)  # changed under us: not what was walked
+                        continue
+                    total += opened.st_size
+                    if total > OUTPUT_LIMIT_BYTES:
+                        raise BuildError(f"the build left more than "
+                                         f"{OUTPUT_LIMIT_BYTES // 1024 ** 3} GiB of files")
+                    info.size = opened.st_size
+                    info.mode = 0o755 if opened.st_mode & 0o111 else 0o644
+                    archive.addfile(info, file)
+            directories[:] = [d for d in directories if d in kept_directories]
+    return dropped
+
+
+def unpack_output(archive_path: Path, target: Path) -> None:
+    """Unpack a build archive into a fresh folder, then move it to ``target`` at once."""
+    staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=target.parent))
+    try:
+        with tarfile.open(archive_path) as archive:
+            archive.extractall(staging, filter="data")
+        staging.chmod(0o755)
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 def _tail(process: StartedProcess) -> str:
@@ -86,51 +191,54 @@ def _tail(process: StartedProcess) -> str:
     return "\n".join(f"  | {line}" for line in lines[-TAIL_LINES:]) or "  (no output)"
 
 
-def build_folder(manifest: BotManifest, log_dir: Path) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{manifest.name}-{manifest.version}")
-    return log_dir / "builds" / f"{safe}-{manifest.content_hash()}"
-
-
 def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProcess],
-          log_dir: Path, build_seconds: float) -> BotManifest:
-    """Build ``manifest`` once (see the module documentation) and return the manifest of the
-    built copy. ``start(built, label)`` starts the build command of the copy in the sandbox
-    with a writable folder (``SandboxLauncher.start(..., build=True)``)."""
+          build_seconds: float, cache: Path | None = None) -> BotManifest:
+    """Build ``manifest`` once (see the module documentation) and return the manifest of its
+    built folder. ``start(workspace, label)`` starts the build command of the workspace in
+    the sandbox with a writable folder (``SandboxLauncher.start(..., build=True)``)."""
     if not manifest.build:
         return manifest
-    target = build_folder(manifest, log_dir)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    root = cache or cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    key = build_key(manifest)
+    target = root / key
     built = dataclasses.replace(manifest, folder=target)
-    with open(target.with_name(target.name + ".lock"), "w") as lock:
+    with open(root / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # parallel workers: one builds, the others reuse
-        if (target / BUILT_MARKER).exists():
+        if target.is_dir():
             return built
-        shutil.rmtree(target, ignore_errors=True)
-        copy_sources(manifest.folder, target)
-        _make_readable(target)
-        started = time.monotonic()
-        process = start(built, f"build-{target.name}")
+        work = Path(tempfile.mkdtemp(prefix=f".work-{key[:16]}-", dir=root))  # 0700, root's
         try:
-            code: int | None = process.wait(timeout=build_seconds)
-        except subprocess.TimeoutExpired:
-            code = None
+            workspace = work / "bot"
+            copy_sources(manifest.folder, workspace)
+            workspace.chmod(0o755)
+            started = time.monotonic()
+            process = start(dataclasses.replace(manifest, folder=workspace),
+                            f"build-{manifest.name}-{key[:16]}")
+            try:
+                code: int | None = process.wait(timeout=build_seconds)
+            except subprocess.TimeoutExpired:
+                code = None
+            finally:
+                process.kill()  # every process of the build: nothing changes the tree now
+            seconds = time.monotonic() - started
+            if code != 0:
+                what = (f"timed out after {build_seconds:g} s" if code is None else
+                        f"failed with exit code {code} after {seconds:.1f} s")
+                raise BuildError(
+                    f"bot {manifest.label} ({manifest.folder}): the build step "
+                    f"{list(manifest.build)} {what}; the last lines of its output "
+                    f"(all of it in {process.stdout_path.parent}/):\n{_tail(process)}")
+            archive = work / "output.tar"
+            try:
+                dropped = pack_output(workspace, archive)
+            except BuildError as error:
+                raise BuildError(f"bot {manifest.label} ({manifest.folder}): {error}") from None
+            if dropped:
+                with contextlib.suppress(OSError), open(process.stderr_path, "a") as log:
+                    log.write(f"\n[arena build] left out {len(dropped)} symbolic link(s) and "
+                              f"special file(s): {', '.join(dropped[:20])}\n")
+            unpack_output(archive, target)
         finally:
-            process.kill()
-        seconds = time.monotonic() - started
-        if is_root():  # take the copy back from the build's uid
-            _chown_tree(target, os.getuid(), os.getgid())
-        if code != 0:
-            what = (f"timed out after {build_seconds:g} s" if code is None else
-                    f"failed with exit code {code} after {seconds:.1f} s")
-            raise BuildError(
-                f"bot {manifest.label} ({manifest.folder}): the build step "
-                f"{list(manifest.build)} {what}; the last lines of its output "
-                f"(all of it in {process.stdout_path.parent}/):\n{_tail(process)}")
-        _make_readable(target)
-        (target / BUILT_MARKER).write_text(f"built in {seconds:.1f} s\n")
+            shutil.rmtree(work, ignore_errors=True)
     return built
-
-
-def hand_over(folder: Path, uid: int) -> None:
-    """Give a build's private copy to the build's uid, so the sandboxed build can write it."""
-    _chown_tree(folder, uid, uid)

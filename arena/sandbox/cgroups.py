@@ -7,7 +7,9 @@ controllers, as on our machines) the v1 ``memory``, ``pids`` and ``cpu`` hierarc
 Where neither works the launcher falls back to RLIMIT_AS and records a warning.
 
 The referee moves the bot's launcher helper into the cgroups before the helper starts
-anything, so every process of the bot is counted from the first fork.
+anything, so every process of the bot is counted from the first fork. Off turn, the match
+loop throttles a bot (its CPU quota drops to 1%) or, with ``off_turn = "freeze"``, freezes
+it (the v1 freezer, joined only then; v2's ``cgroup.freeze``).
 """
 
 from __future__ import annotations
@@ -26,8 +28,11 @@ from arena.processes import owner_tag
 from arena.sandbox.limits import SandboxLimits
 from arena.sandbox.polling import backoff
 
-CONTROLLERS = ("memory", "pids", "cpu")
+CONTROLLERS = ("memory", "pids", "cpu", "freezer")
+"""``freezer`` (v1; v2 has ``cgroup.freeze`` in every cgroup): only the seat on turn runs."""
 CPU_PERIOD_US = 100_000
+OFF_TURN_QUOTA_US = 1000
+"""A throttled bot (off turn) may use 1 ms of CPU per 100 ms period."""
 _counter = itertools.count(1)
 
 
@@ -106,7 +111,8 @@ def detect() -> CgroupHost | None:
         with contextlib.suppress(OSError):
             available = set((directory / "cgroup.controllers").read_text().split())
             enabled = set((directory / "cgroup.subtree_control").read_text().split())
-            wanted = [c for c in CONTROLLERS if c in available and c not in enabled]
+            wanted = [c for c in CONTROLLERS
+                      if c in available and c not in enabled and c != "freezer"]
             if wanted:
                 # Fails (EBUSY) when this cgroup holds processes: v2's "no internal processes"
                 # rule. Run the referee in a delegated cgroup (systemd Delegate=yes) then.
@@ -115,7 +121,9 @@ def detect() -> CgroupHost | None:
                         " ".join(f"+{c}" for c in wanted))
                 enabled = set((directory / "cgroup.subtree_control").read_text().split())
             if "memory" in enabled:
-                return CgroupHost(2, {c: directory for c in CONTROLLERS if c in enabled})
+                parents = {c: directory for c in CONTROLLERS if c in enabled}
+                parents["freezer"] = directory  # cgroup.freeze: every v2 cgroup has it
+                return CgroupHost(2, parents)
     return None
 
 
@@ -130,6 +138,12 @@ class BotCgroups:
     host: CgroupHost
     limits: SandboxLimits
     directories: dict[str, Path] = field(default_factory=dict)
+    _freezer: int | None = field(default=None, repr=False)
+    """An open descriptor on the freeze file (opened once: a freeze costs one write)."""
+    _quota: int | None = field(default=None, repr=False)
+    """Likewise on the CPU quota file."""
+    frozen: bool = False
+    throttled: bool = False
 
     @classmethod
     def create(cls, host: CgroupHost, label: str, limits: SandboxLimits) -> BotCgroups:
@@ -140,6 +154,8 @@ class BotCgroups:
         cgroups = cls(host, limits)
         try:
             for controller, parent in host.parents.items():
+                if controller == "freezer" and limits.off_turn != "freeze":
+                    continue  # one hierarchy fewer to join at every start
                 directory = parent / name
                 if directory not in cgroups.directories.values():
                     directory.mkdir()
@@ -180,7 +196,8 @@ class BotCgroups:
     def kind(self) -> tuple[object, ...]:
         """Cgroups of the same kind are interchangeable: the same places, the same caps."""
         return (tuple(sorted((c, str(p)) for c, p in self.host.parents.items())),
-                self.limits.memory_bytes, self.limits.processes, self.limits.cpu_cores)
+                self.limits.memory_bytes, self.limits.processes, self.limits.cpu_cores,
+                self.limits.off_turn == "freeze")
 
     def procs_files(self) -> list[str]:
         unique = dict.fromkeys(self.directories.values())
@@ -199,6 +216,53 @@ class BotCgroups:
                 found.update(int(p) for p in (directory / "cgroup.procs").read_text().split())
         return found
 
+    def can_freeze(self) -> bool:
+        return "freezer" in self.directories
+
+    def _freeze_file(self) -> int:
+        if self._freezer is None:
+            directory = self.directories["freezer"]
+            name = "freezer.state" if self.host.version == 1 else "cgroup.freeze"
+            self._freezer = os.open(directory / name, os.O_WRONLY | os.O_CLOEXEC)
+        return self._freezer
+
+    def freeze(self) -> None:
+        """Stop every process of the bot where it stands (it gets no CPU until ``thaw``); the
+        kernel completes it asynchronously, in microseconds for a bot's few threads."""
+        if not self.frozen and self.can_freeze():
+            os.pwrite(self._freeze_file(), b"FROZEN" if self.host.version == 1 else b"1", 0)
+            self.frozen = True
+
+    def thaw(self) -> None:
+        if self.frozen:
+            os.pwrite(self._freeze_file(), b"THAWED" if self.host.version == 1 else b"0", 0)
+            self.frozen = False
+
+    def can_throttle(self) -> bool:
+        return "cpu" in self.directories
+
+    def _quota_file(self) -> int:
+        if self._quota is None:
+            name = "cpu.cfs_quota_us" if self.host.version == 1 else "cpu.max"
+            self._quota = os.open(self.directories["cpu"] / name, os.O_WRONLY | os.O_CLOEXEC)
+        return self._quota
+
+    def _write_quota(self, quota: int) -> None:
+        value = str(quota) if self.host.version == 1 else f"{quota} {CPU_PERIOD_US}"
+        os.pwrite(self._quota_file(), value.encode(), 0)
+
+    def throttle(self) -> None:
+        """Cut the bot's CPU quota to ``OFF_TURN_QUOTA_US`` a period: it runs on, slowly (no
+        process is woken, unlike a freeze)."""
+        if not self.throttled and self.can_throttle():
+            self._write_quota(OFF_TURN_QUOTA_US)
+            self.throttled = True
+
+    def unthrottle(self) -> None:
+        if self.throttled:
+            self._write_quota(max(1000, int(self.limits.cpu_cores * CPU_PERIOD_US)))
+            self.throttled = False
+
     def oom_kills(self) -> int:
         """How many processes the memory cap has killed."""
         memory = self.directories.get("memory")
@@ -214,6 +278,8 @@ class BotCgroups:
 
     def kill(self, timeout: float = 3.0) -> bool:
         """SIGKILL every process left in the cgroups; True when none is left."""
+        with contextlib.suppress(OSError):  # a frozen process (v1) would not die
+            self.thaw()
         for pause in backoff(timeout):
             pids = self.pids()
             if not pids:
@@ -227,6 +293,10 @@ class BotCgroups:
     def remove(self) -> None:
         """Remove the (empty) cgroups; kills what is left first."""
         self.kill()
+        for descriptor in (self._freezer, self._quota):
+            if descriptor is not None:
+                os.close(descriptor)
+        self._freezer = self._quota = None
         for directory in dict.fromkeys(self.directories.values()):
             for _ in range(50):
                 try:

@@ -96,6 +96,19 @@ class SandboxLauncher:
                 "no cgroup available: memory is capped by RLIMIT_AS (address space, at twice "
                 "the memory limit; Node and the JVM may fail), processes by RLIMIT_NPROC only, "
                 "no CPU quota")
+        off_turn = self.off_turn()
+        if off_turn == "run":
+            why = ("off_turn = run" if limits.off_turn == "run" else
+                   f"no cgroup to {limits.off_turn} it")
+            self.warnings.append(f"bots run at full speed off turn ({why}): a bot can take "
+                                 "CPU from the seat that is thinking, and watch it think")
+
+    def off_turn(self) -> str:
+        """What happens to a bot off turn here: the limits' choice, if a cgroup allows it."""
+        needed = "freezer" if self.limits.off_turn == "freeze" else "cpu"
+        if self.cgroup_host is None or needed not in self.cgroup_host.parents:
+            return "run"
+        return self.limits.off_turn
 
     def __call__(self, env: dict[str, str], socket_dir: Path) -> StartedProcess:
         return self.start(resolve_command(self.manifest), env, socket_dir)
@@ -118,7 +131,10 @@ class SandboxLauncher:
             return None
 
     def isolation(self) -> dict[str, Any]:
-        return {"cgroup": self.cgroup_host.describe() if self.cgroup_host else None}
+        return {"cgroup": self.cgroup_host.describe() if self.cgroup_host else None,
+                "off_turn": {"throttle": "throttled to 1% of a core (cgroup CPU quota)",
+                             "freeze": "frozen (cgroup freezer)",
+                             "run": "running"}[self.off_turn()]}
 
     def describe(self) -> dict[str, Any]:
         """The record for the match log header: backend, limits, isolation, warnings."""

@@ -30,6 +30,7 @@ TMPFS_MIB = 64
 """The private writable /tmp (also HOME) of a bot."""
 OUTPUT_BYTES = 1024 * 1024
 """Each of stdout and stderr is kept up to this size in the bot's log files."""
+OFF_TURN = ("throttle", "freeze", "run")
 BUILD_SECONDS = 600
 """Wall-clock limit of a bot's build step."""
 
@@ -48,14 +49,26 @@ class SandboxLimits:
     output_bytes: int = OUTPUT_BYTES
     build_seconds: int = BUILD_SECONDS
     build_network: bool = False
-    """Let the build step reach the network (``npm ci`` needs the registry); the bot itself
-    never can. Off by default, in ``arena check``, ``arena play`` and seasons alike: a build
-    then needs its dependencies in the bot folder (``arena vendor`` fetches them)."""
+    """Let the build step reach the network (``npm ci`` needs the registry), through a
+    network namespace of its own that does not reach the host (``network.py``); the bot
+    itself never can. Off by default, in ``arena check``, ``arena play`` and seasons alike:
+    a build then needs its dependencies in the bot folder (``arena vendor`` fetches them)."""
+    off_turn: str = "throttle"
+    """What a bot may do while it is not its turn (``OFF_TURN``): ``throttle`` (its cgroup's
+    CPU quota drops to 1% until its turn: it cannot take CPU from the seat thinking; one
+    write each way, nothing woken), ``freeze`` (the cgroup freezer: it gets no CPU at all
+    and cannot watch the other think, but every thread of it is woken twice a turn, ~30%
+    per decision here) or ``run``."""
 
     def __post_init__(self) -> None:
+        if self.off_turn not in OFF_TURN:
+            raise ValueError(f"sandbox limit off_turn must be one of {', '.join(OFF_TURN)}, "
+                             f"not {self.off_turn!r}")
         for field in dataclasses.fields(self):
+            if field.name == "off_turn":
+                continue
             value = getattr(self, field.name)
-            if field.name != "build_network" and not value > 0:
+            if not isinstance(value, bool) and not value > 0:
                 raise ValueError(f"sandbox limit {field.name} must be positive, not {value!r}")
 
     @property

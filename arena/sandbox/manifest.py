@@ -19,8 +19,11 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import hashlib
+import os
 import re
+import stat
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -64,15 +67,94 @@ class BotManifest:
         return f"{self.name} {self.version}"
 
     def content_hash(self) -> str:
-        """A hash of every file in the folder, so a changed bot is a new version."""
+        """A short hash of every file in the folder, so a changed bot is a new version (the
+        season store's and the cluster's name for it)."""
         digest = hashlib.sha256()
-        patterns = ignored_patterns(self.folder)
-        for path in sorted(p for p in self.folder.rglob("*") if p.is_file()):
-            parts = path.relative_to(self.folder).parts
-            if any(fnmatch.fnmatch(part, p) for part in parts for p in patterns):
-                continue
-            digest.update("/".join(parts).encode() + b"\0" + path.read_bytes() + b"\0")
+        for relative, kind, data in source_entries(self.folder):
+            if kind == "file":
+                digest.update(relative.encode() + b"\0" + data + b"\0")
+            elif kind == "link":
+                digest.update(relative.encode() + b"\0->" + data + b"\0")
         return digest.hexdigest()[:16]
+
+    def content_digest(self) -> str:
+        """The full SHA-256 of the bot's sources, unambiguously encoded (each entry's kind,
+        path, mode and length): the key of its build output, which must not collide."""
+        digest = hashlib.sha256()
+        for relative, kind, data in source_entries(self.folder, modes=True):
+            header = f"{kind}\0{relative}\0{len(data)}\0".encode()
+            digest.update(header + data)
+        return digest.hexdigest()
+
+
+def _is_ignored(parts: tuple[str, ...], patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatch(part, p) for part in parts for p in patterns)
+
+
+def source_entries(folder: Path, *, modes: bool = False
+                   ) -> Iterator[tuple[str, str, bytes]]:
+    """(relative path, "dir" | "file" | "link", content) of a bot folder's sources, sorted,
+    without following links (a link's content is its target), leaving out what
+    ``ignored_patterns`` names. ``modes``: a file's kind says whether it is executable.
+    ManifestError for what a bot folder must not hold (see ``check_folder``)."""
+    patterns = ignored_patterns(folder)
+    found: list[tuple[str, str, bytes]] = []
+    for root, directories, files, root_fd in os.fwalk(folder, follow_symlinks=False):
+        relative_root = Path(root).relative_to(folder)
+        directories[:] = sorted(d for d in directories
+                                if not _is_ignored((*relative_root.parts, d), patterns))
+        for name in sorted([*directories, *files]):
+            parts = (*relative_root.parts, name)
+            if _is_ignored(parts, patterns):
+                continue
+            relative = "/".join(parts)
+            status = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
+            if stat.S_ISDIR(status.st_mode):
+                found.append((relative, "dir", b""))
+            elif stat.S_ISLNK(status.st_mode):
+                found.append((relative, "link", os.readlink(name, dir_fd=root_fd).encode(
+                    "utf-8", "surrogateescape")))
+            elif stat.S_ISREG(status.st_mode):
+                descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                     dir_fd=root_fd)
+                with open(descriptor, "rb") as file:
+                    data = file.read()
+                executable = modes and bool(status.st_mode & 0o111)
+                found.append((relative, "exec" if executable else "file", data))
+            else:
+                raise ManifestError(f"{folder}: {relative} is not a file, folder or link "
+                                    "(a pipe, socket or device); a bot folder holds only "
+                                    "files, folders and links within it")
+    found.sort()
+    return iter(found)
+
+
+def check_folder(folder: Path) -> None:
+    """ManifestError (one clear line) for a bot folder holding a link that leads nowhere or
+    out of the folder, or a special file (a pipe, socket or device): copying, hashing,
+    building or shipping the bot would otherwise follow it out of the folder or block on
+    it."""
+    root = os.path.realpath(folder)
+    for directory, directories, files, directory_fd in os.fwalk(folder,
+                                                                 follow_symlinks=False):
+        for name in [*directories, *files]:
+            status = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+            relative = os.path.relpath(os.path.join(directory, name), folder)
+            if stat.S_ISLNK(status.st_mode):
+                target = os.readlink(name, dir_fd=directory_fd)
+                resolved = os.path.realpath(os.path.join(directory, name))
+                if resolved != root and not resolved.startswith(root + os.sep):
+                    raise ManifestError(
+                        f"{folder}: {relative} is a symbolic link to {target}, outside the "
+                        "bot folder; a bot folder must be self-contained: copy the file in")
+                if not os.path.exists(resolved):
+                    raise ManifestError(
+                        f"{folder}: {relative} is a symbolic link to {target}, which does "
+                        "not exist; remove it or make it point at a file in the folder")
+            elif not (stat.S_ISDIR(status.st_mode) or stat.S_ISREG(status.st_mode)):
+                raise ManifestError(
+                    f"{folder}: {relative} is not a file, folder or link (a pipe, socket or "
+                    "device); a bot folder holds only files, folders and links within it")
 
 
 def ignored_patterns(folder: Path) -> list[str]:
@@ -135,8 +217,10 @@ def load_manifest(folder: Path | str) -> BotManifest:
     path = folder / "bot.toml"
     if not folder.is_dir():
         raise ManifestError(f"{folder}: no such bot folder")
-    if not path.is_file():
-        raise ManifestError(f"{path}: missing; a bot folder needs a bot.toml manifest")
+    if path.is_symlink() or not path.is_file():
+        raise ManifestError(f"{path}: missing; a bot folder needs a bot.toml manifest "
+                            "(a file, not a link)")
+    check_folder(folder)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +53,10 @@ class HelperPlan:
     chdir: str | None = None
     files: list[tuple[str, bytes]] = field(default_factory=list)
     """(name, content) of anonymous files the command finds at fds 3, 4, ..."""
+    masks: list[tuple[str, str]] = field(default_factory=list)
+    """(folder, tmpfs options): an empty tmpfs over each, in a mount namespace of the
+    child's own (``spawn.private_mounts``); ``reveals`` are bound back at their places."""
+    reveals: list[str] = field(default_factory=list)
     standby: bool = False
     """Once started, have a standby ready in cgroups like these for the next start (see
     ``Launcher.bot_cgroups``): for bots, which start match after match, not build steps."""
@@ -68,6 +72,10 @@ class HelperPlan:
             fields += ["uid", str(self.uid)]
         if self.userns_placeholder is not None:
             fields += ["userns", self.userns_placeholder]
+        for folder, options in self.masks:
+            fields += ["mask", folder, options]
+        for path in self.reveals:
+            fields += ["reveal", path]
         for name, value in self.env.items():
             fields += ["env", name, value]
         if self.chdir is not None:
@@ -257,16 +265,23 @@ class SandboxProcess:
     """A started bot: ``poll()`` and ``kill()`` for the referee, plus what the sandbox saw."""
 
     def __init__(self, plan: HelperPlan, *, log_dir: Path, label: str, output_cap: int,
-                 cleanup: Sequence[Path] = ()) -> None:
+                 cleanup: Sequence[Path] = (), uid: int | None = None,
+                 off_turn: str = "run") -> None:
+        """``uid``: the bot's own uid when the sandbox command switches to it itself (the
+        fallback's setpriv) rather than the launcher (``plan.uid``)."""
         log_dir.mkdir(parents=True, exist_ok=True)
         self.label = label
         self.cgroups = plan.cgroups
-        self.uid = plan.uid
+        self.uid = plan.uid if plan.uid is not None else uid
         self.stdout_path = log_dir / f"{label}.stdout.log"
         self.stderr_path = log_dir / f"{label}.stderr.log"
         self.memory_kills = 0
         self._cleanup = list(cleanup)
+        self._on_kill: list[Callable[[], None]] = []
         self._killed = False
+        self.off_turn = off_turn if plan.cgroups is not None and (
+            plan.cgroups.can_freeze() if off_turn == "freeze" else
+            plan.cgroups.can_throttle()) else "run"
         stdout_read, stdout_write = os.pipe()
         stderr_read, stderr_write = os.pipe()
         sent = [stdout_write, stderr_write]
@@ -294,6 +309,28 @@ class SandboxProcess:
 
     def poll(self) -> int | None:
         return self.launcher.returncode(self.pid)
+
+    def pause(self) -> None:
+        """Off turn (the referee's match loop calls this): throttle or freeze the bot, as
+        ``SandboxLimits.off_turn`` says (nothing without the cgroup for it)."""
+        if self.off_turn != "run" and not self._killed and self.cgroups is not None:
+            with contextlib.suppress(OSError):
+                if self.off_turn == "freeze":
+                    self.cgroups.freeze()
+                else:
+                    self.cgroups.throttle()
+
+    def resume(self) -> None:
+        """On turn (and at the match's end): let the bot run at full speed again."""
+        if self.off_turn != "run" and not self._killed and self.cgroups is not None:
+            with contextlib.suppress(OSError):
+                self.cgroups.thaw()
+                self.cgroups.unthrottle()
+
+    def on_kill(self, action: Callable[[], None]) -> None:
+        """Have ``kill()`` do ``action`` once the sandbox's processes are gone (e.g. end a
+        helper that serves it from outside, such as the build's network)."""
+        self._on_kill.append(action)
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait for the sandbox to exit (TimeoutExpired after ``timeout`` seconds)."""
@@ -351,6 +388,8 @@ class SandboxProcess:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.kill(pid, signal.SIGKILL)
                 time.sleep(pause)
+        for action in self._on_kill:
+            action()
         for thread in self._threads:
             thread.join(timeout=2)
         self._release()

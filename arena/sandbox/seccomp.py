@@ -23,7 +23,14 @@ import socket
 SCMP_ACT_ALLOW = 0x7FFF0000
 SCMP_ACT_ERRNO = 0x00050000
 SCMP_CMP_NE = 1
+SCMP_CMP_EQ = 4
+SCMP_CMP_GE = 5
 SCMP_CMP_MASKED_EQ = 7
+FAMILIES = 64
+"""Socket families are small numbers (AF_MAX is 46 on Linux 6): each is allowed or refused
+by a rule of its own, and every number from here on is refused."""
+NETWORK_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)
+"""What a build step allowed on the network may open (in its own network namespace)."""
 
 CLONE_NAMESPACE_FLAGS = (
     0x00020000,  # CLONE_NEWNS
@@ -59,6 +66,10 @@ REFUSED = {
     "kexec_file_load": errno.EPERM, "init_module": errno.EPERM,
     "finit_module": errno.EPERM, "delete_module": errno.EPERM,
 }
+
+
+LOCK_COMMANDS = (5, 6, 7, 36, 37, 38, 1024)
+"""fcntl's F_GETLK, F_SETLK, F_SETLKW, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLEASE."""
 
 
 class SeccompUnavailable(RuntimeError):
@@ -103,19 +114,48 @@ def _add(library: ctypes.CDLL, context: int, action: int, name: str,
 def bot_filter() -> bytes:
     """The compiled filter (classic BPF, for ``bwrap --seccomp``); SeccompUnavailable if it
     cannot be built here."""
+    return _compile((socket.AF_UNIX,), refuse_locks=True)
+
+
+@functools.cache
+def build_filter(network: bool) -> bytes:
+    """The filter of a build step: the bot's, with file locks (compilers and package
+    managers lock their caches), and AF_INET and AF_INET6 sockets too when the build may
+    reach the network (through its own namespace, see ``network.py``)."""
+    return _compile(NETWORK_FAMILIES if network else (socket.AF_UNIX,), refuse_locks=False)
+
+
+def _compile(families: tuple[int, ...], refuse_locks: bool) -> bytes:
     library = _library()
     context = library.seccomp_init(SCMP_ACT_ALLOW)
     if not context:
         raise SeccompUnavailable("seccomp_init failed")
     try:
-        not_unix = ((0, SCMP_CMP_NE, socket.AF_UNIX, 0),)
+        refuse_family = SCMP_ACT_ERRNO | errno.EAFNOSUPPORT
         for name in ("socket", "socketpair"):
-            _add(library, context, SCMP_ACT_ERRNO | errno.EAFNOSUPPORT, name, not_unix)
+            if families == (socket.AF_UNIX,):
+                _add(library, context, refuse_family, name,
+                     ((0, SCMP_CMP_NE, socket.AF_UNIX, 0),))
+                continue
+            for family in range(FAMILIES):
+                if family not in families:
+                    _add(library, context, refuse_family, name,
+                         ((0, SCMP_CMP_EQ, family, 0),))
+            _add(library, context, refuse_family, name, ((0, SCMP_CMP_GE, FAMILIES, 0),))
         for flag in CLONE_NAMESPACE_FLAGS:
             _add(library, context, SCMP_ACT_ERRNO | errno.EPERM, "clone",
                  ((0, SCMP_CMP_MASKED_EQ, flag, flag),))
         for name, code in REFUSED.items():
             _add(library, context, SCMP_ACT_ERRNO | code, name)
+        if refuse_locks:
+            # Locks on files two bots share (the runtimes, a bot folder two seats of one bot
+            # read) would be a channel between them: a lock taken by one is seen by the
+            # other, frozen or not. No runtime a bot uses needs one (its tmpfs is its own).
+            _add(library, context, SCMP_ACT_ERRNO | errno.ENOLCK, "flock")
+            for name in ("fcntl", "fcntl64"):
+                for command in LOCK_COMMANDS:
+                    _add(library, context, SCMP_ACT_ERRNO | errno.ENOLCK, name,
+                         ((1, SCMP_CMP_EQ, command, 0),))
         read_end, write_end = os.pipe()
         try:
             result = library.seccomp_export_bpf(context, write_end)
@@ -135,6 +175,7 @@ def bot_filter() -> bytes:
         library.seccomp_release(context)
 
 
-def describe() -> str:
-    return ("AF_UNIX sockets only; no io_uring, new namespaces, mounts, ptrace, keyrings, "
+def describe(network: bool = False) -> str:
+    families = "AF_UNIX, AF_INET and AF_INET6 sockets" if network else "AF_UNIX sockets only"
+    return (f"{families}; no file locks, io_uring, new namespaces, mounts, ptrace, keyrings, "
             "BPF or perf; other architectures' system calls kill")

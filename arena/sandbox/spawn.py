@@ -32,8 +32,9 @@ standby is gone, the plan starts a fresh child as usual. Either way the answer i
 
 A plan is a list of NUL-terminated fields: ``cgroup PROCS_FILE``, ``rlimit NUMBER SOFT
 HARD``, ``uid UID``, ``userns PLACEHOLDER`` (an argument to replace with the namespace's fd
-number), ``env NAME VALUE``, ``chdir DIR``, then ``argv COUNT ARG...``. The descriptors
-sent with it are the bot's stdout and stderr, then the plan's files.
+number), ``mask DIR OPTIONS`` and ``reveal PATH`` (the fallback's private mount namespace,
+see ``private_mounts``), ``env NAME VALUE``, ``chdir DIR``, then ``argv COUNT ARG...``.
+The descriptors sent with it are the bot's stdout and stderr, then the plan's files.
 """
 
 import os
@@ -46,6 +47,8 @@ if TYPE_CHECKING:  # the typing module is not imported at run time: start-up tim
     from typing import NoReturn
 
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
 EXIT_SETUP_FAILED = 125
 FIRST_FILE = 3
 
@@ -59,6 +62,8 @@ class Plan:
         self.argv: list[str] = []
         self.env: dict[str, str] = {}
         self.chdir: str | None = None
+        self.masks: list[tuple[str, str]] = []
+        self.reveals: list[str] = []
 
 
 def fail(what: str, error: object) -> "NoReturn":
@@ -91,6 +96,12 @@ def parse(data: bytes, command: bool = True) -> Plan:
             index += 3
         elif key == "chdir":
             plan.chdir = fields[index + 1]
+            index += 2
+        elif key == "mask":
+            plan.masks.append((fields[index + 1], fields[index + 2]))
+            index += 3
+        elif key == "reveal":
+            plan.reveals.append(fields[index + 1])
             index += 2
         elif key == "argv":
             count = int(fields[index + 1])
@@ -138,6 +149,41 @@ def user_namespace(uid: int, unshare: "Callable[[int], int]") -> int:
         os.close(done_write)
         os.waitpid(child, 0)
         os.close(ready_read)
+
+
+def private_mounts(masks: "list[tuple[str, str]]", reveals: list[str]) -> None:
+    """In a mount namespace of its own: an empty tmpfs (mount ``OPTIONS``) over each masked
+    folder, then each revealed path bound back at its own place. The paths are opened
+    before anything is masked, and bound from those descriptors, so no path is looked up
+    again once the masks are on."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def mount(source: "str | None", target: str, kind: "str | None", flags: int,
+              data: "str | None") -> None:
+        if libc.mount(None if source is None else source.encode(), target.encode(),
+                      None if kind is None else kind.encode(), ctypes.c_ulong(flags),
+                      None if data is None else data.encode()) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"mount {source} on {target}: {os.strerror(error)}")
+
+    if libc.unshare(CLONE_NEWNS) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS) was refused")
+    mount(None, "/", None, MS_REC | MS_PRIVATE, None)  # nothing leaks back to the host
+    opened = [(path, os.open(path, os.O_PATH | os.O_CLOEXEC)) for path in reveals]
+    for folder, options in masks:
+        mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for path, descriptor in opened:
+        if not os.path.isdir(f"/proc/self/fd/{descriptor}"):
+            raise OSError(f"{path} is not a folder")
+        folder = "/"
+        for part in path.strip("/").split("/"):  # traversable, not listable
+            folder = os.path.join(folder, part)
+            if not os.path.isdir(folder):
+                os.mkdir(folder, 0o711)
+        mount(f"/proc/self/fd/{descriptor}", path, None, MS_BIND | MS_REC, None)
+        os.close(descriptor)
 
 
 def join(cgroups: list[str]) -> None:
@@ -204,6 +250,11 @@ def become(data: bytes, fds: list[int], unshare: "Callable[[int], int]",
             resource.setrlimit(number, (soft, hard))
         except (OSError, ValueError) as error:
             fail(f"setting resource limit {number} to {soft}/{hard}", error)
+    if plan.masks:
+        try:
+            private_mounts(plan.masks, plan.reveals)
+        except OSError as error:
+            fail("setting up the private mounts", error)
     argv = list(plan.argv)
     uid = plan.uid
     try:
@@ -289,6 +340,12 @@ def serve(control_fd: int) -> None:
         except OSError:
             data, fds = b"", []
         if not data:  # the referee is gone: so are its bots, and their cgroups
+            for folders in children.values():
+                for folder in folders:  # a frozen process (cgroup v1) would not die
+                    for name, value in (("freezer.state", "THAWED"), ("cgroup.freeze", "0")):
+                        with contextlib.suppress(OSError), \
+                                open(os.path.join(folder, name), "w") as state:
+                            state.write(value)
             for pid in children:
                 with contextlib.suppress(OSError):
                     os.killpg(pid, signal.SIGKILL)

@@ -1,8 +1,11 @@
 """The hostile-bot arena: a hostile bot and a sample bot, both sandboxed, in a real match.
 
-Everything the attacks aim at lives in a world-readable folder under the host's /tmp (a
-file to create, the other bot's folder with a secret, the match log), so what stops an
-attack is the sandbox, not file permissions.
+Everything the attacks aim at lives in a folder under the host's /tmp, laid out as the
+README asks an organiser to lay out a league: the entrants in a folder others cannot enter
+(each entrant's own folder readable), the match log and the bots' output in a folder only
+the referee may enter (as ``arena play`` and ``arena season run`` make them), a root-only
+secret, and a world-writable folder. The fallback runs with the organiser's opt-in
+(``trusted``): the suite asserts what it contains and what it does not.
 """
 
 from __future__ import annotations
@@ -41,6 +44,13 @@ BOTS = Path(__file__).resolve().parent / "bots"
 RAWBOT = ROOT / "tests" / "referee" / "bots" / "rawbot.py"
 BACKENDS = ["bubblewrap", "fallback"]
 
+SYSTEM_TARGETS = ("/usr/pwned", "/etc/pwned", "/pwned", "/root/pwned")
+"""Host files the hostile bot tries to create (``write-outside-tmp``)."""
+LATE_OPPONENT = ("disconnect-reconnect",)
+"""Attacks made before the match starts: the opponent says hello a while later, so the
+match (and the attacker's sandbox) does not end before the attack has been tried."""
+DELAYED_START = ("import runpy, sys, time; time.sleep(1.5); sys.argv = sys.argv[1:]; "
+                 "runpy.run_path(sys.argv[0], run_name='__main__')")
 TARGET = RuleOptions(target_score=100)
 CLOCK = Limits(decision_deadline=0.5, time_bank=2.0, strike_limit=3, hello_timeout=8.0)
 LIMITS = SandboxLimits()
@@ -84,15 +94,20 @@ class HostileArena:
         self.world.chmod(0o755)
         self.host = self.world / "host"
         self.host.mkdir(mode=0o777)
-        self.host.chmod(0o777)
+        self.host.chmod(0o777)  # world-writable, like the host's /tmp
         self.host_file = self.host / "pwned"
+        self.secret_file = self.world / "secret.key"
+        self.secret_file.write_text("the organiser's key\n")
+        self.secret_file.chmod(0o600)
         self.logs = self.world / "logs"
-        self.logs.mkdir()
+        self.logs.mkdir(mode=0o700)
         self.log_path = self.logs / "match.jsonl.gz"
-        self.opponent_folder = self.world / "opponent"
+        entrants = self.world / "entrants"
+        entrants.mkdir(mode=0o700)
+        self.opponent_folder = entrants / "opponent"
         shutil.copytree(ROOT / "sample_bots" / "python" / "greedy", self.opponent_folder)
         (self.opponent_folder / "secret.txt").write_text("the opponent's secret\n")
-        self.hostile_folder = self.world / "hostile"
+        self.hostile_folder = entrants / "hostile"
         self.hostile_folder.mkdir()
         shutil.copy(BOTS / "hostile.py", self.hostile_folder)
         shutil.copy(RAWBOT, self.hostile_folder)
@@ -106,13 +121,17 @@ class HostileArena:
         for process in self.processes:
             with contextlib.suppress(Exception):
                 process.kill()
+        for path in SYSTEM_TARGETS:  # should an attack have worked, leave the host clean
+            with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                os.unlink(path)
         self.listener.close()
         shutil.rmtree(self.world, ignore_errors=True)
 
     # -- playing -------------------------------------------------------------------------
 
     def _seat(self, manifest: BotManifest, label: str, limits: SandboxLimits) -> Seat:
-        launcher = make_launcher(self.backend, manifest, limits, self.logs, label)
+        launcher = make_launcher(self.backend, manifest, limits, self.logs, label,
+                                 trusted=True)
         self.launchers.append(launcher)
 
         def launch(env: dict[str, str], socket_dir: Path) -> StartedProcess:
@@ -128,14 +147,18 @@ class HostileArena:
             "mode": mode, "host_file": str(self.host_file), "marker": self.marker,
             "other_bot": str(self.opponent_folder), "log_path": str(self.log_path),
             "port": self.listener.getsockname()[1], "checkout": str(ROOT),
-            "system_paths": self.backend == "bubblewrap"}
+            "secret_file": str(self.secret_file)}
         (self.hostile_folder / "attack.json").write_text(json.dumps(config))
         hostile = BotManifest(folder=self.hostile_folder, name="hostile", version=mode,
                               language="python", run=("python3", "hostile.py", self.marker))
         opponent = load_manifest(self.opponent_folder)
+        run = (*opponent.run, self.marker)
+        if mode in LATE_OPPONENT:  # the attack happens while the referee waits for it
+            assert run[0] in ("python", "python3")
+            run = (run[0], "-c", DELAYED_START, *run[1:])
         opponent = BotManifest(folder=opponent.folder, name=opponent.name,
                                version=opponent.version, language=opponent.language,
-                               run=(*opponent.run, self.marker))
+                               run=run)
         seats = [self._seat(hostile, "hostile", limits), self._seat(opponent, "opponent", limits)]
         spec = MatchSpec(f"hostile-{mode}", 7, 2, TARGET, clock, self.log_path,
                          sandbox=sandbox_record(self.launchers))

@@ -1,4 +1,5 @@
-"""The hostile-bot suite: every attack of issue 4, under bubblewrap and under the fallback.
+"""The hostile-bot suite: every attack of issues 4 and 16, under bubblewrap and under the
+fallback (with the organiser's opt-in: the fallback refuses untrusted bots).
 
 Each case plays a real match (to 100) between a hostile bot and the greedy sample bot, both
 sandboxed by the backend under test, and asserts:
@@ -11,8 +12,9 @@ sandboxed by the backend under test, and asserts:
 * no process is left: not the sandboxes, not anything under the bots' uids or in their
   cgroups, not a detached child carrying the test's marker.
 
-Where the fallback cannot contain an attack (it does not hide the host's files), the case
-asserts what really happens, so the table in ``arena/sandbox/README.md`` stays true.
+Where the fallback cannot contain an attack (it shows the host's files as an unprivileged
+user sees them), the case asserts what really happens, so the table in
+``arena/sandbox/README.md`` stays true.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from arena.sandbox.bubblewrap import runtime_paths
 from arena.sandbox.manifest import BotManifest
 from arena.sandbox.process import SandboxProcess
 
-from .conftest import LIMITS, ROOT, HostileArena
+from .conftest import LIMITS, ROOT, SYSTEM_TARGETS, HostileArena
 
 MIB = 1024 * 1024
 Check = Callable[[HostileArena], None]
@@ -103,28 +105,23 @@ def no_name_resolution(arena: HostileArena) -> None:
 
 def nothing_written_outside(arena: HostileArena) -> None:
     reports = arena.reports()
-    if arena.backend == "bubblewrap":
-        for what, report in reports.items():
-            if what.startswith("write ") and what != "write /tmp/mine":
-                refused(report)
-        assert reports["write /tmp/mine"]["ok"] is True
-        assert not arena.host_file.exists()
-        assert not (arena.hostile_folder / "pwned").exists()
-    else:  # the fallback does not hide the host's files: documented, asserted
-        assert reports[f"write {arena.host_file}"]["ok"] is True
-        assert arena.host_file.read_text() == "pwned"
-        assert reports[f"write {arena.hostile_folder / 'pwned'}"]["ok"] is True
+    for what, report in reports.items():
+        if what.startswith("write ") and what != "write /tmp/mine":
+            refused(report)
+    assert reports["write /tmp/mine"]["ok"] is True  # its private /tmp
+    assert not arena.host_file.exists(), "a world-writable host folder was written"
+    assert not (arena.hostile_folder / "pwned").exists()
+    for path in SYSTEM_TARGETS:
+        assert not Path(path).exists(), path
+    if arena.backend == "fallback":  # its own folder is there, but not its to write
+        refused(reports[f"write {arena.hostile_folder / 'pwned'}"], errno.EACCES)
 
 
 def other_bot_unreadable(arena: HostileArena) -> None:
     reports = arena.reports()
     for what in ("list other bot", "read other secret", "read other bot.py"):
-        if arena.backend == "bubblewrap":
-            refused(reports[what], errno.ENOENT)
-        else:
-            assert reports[what]["ok"] is True
-    if arena.backend == "fallback":
-        assert reports["read other secret"]["result"] == "the opponent's secret\n"
+        # Not mounted (bubblewrap); masked with the closed folder of entrants (fallback).
+        refused(reports[what], errno.ENOENT)
 
 
 def runtime_folders_in(folder: Path) -> list[str]:
@@ -141,22 +138,69 @@ def referee_files_hidden(arena: HostileArena) -> None:
     reports = arena.reports()
     assert reports["list socket dir"]["result"] == ["referee.sock"]
     refused(reports["see the referee process"])  # a private /proc in both backends
-    if arena.backend == "bubblewrap":
-        refused(reports["read match log"], errno.ENOENT)
-        refused(reports["list logs dir"], errno.ENOENT)
-        # /root and the checkout show only the runtime folders bound in (wherever this
-        # interpreter lives: a pyenv or a virtualenv under /root, or elsewhere).
-        in_root = runtime_folders_in(Path("/root"))
-        if in_root:
-            assert reports["read /root"]["result"] == in_root
-        else:
-            assert reports["read /root"]["ok"] is False
-        assert reports["read the checkout"]["result"] == runtime_folders_in(ROOT)
+    refused(reports["read match log"], errno.ENOENT)
+    refused(reports["list logs dir"], errno.ENOENT)
+    # /root and the checkout show only the runtime folders bound in (wherever this
+    # interpreter lives: a pyenv or a virtualenv under /root, or elsewhere).
+    in_root = runtime_folders_in(Path("/root"))
+    if in_root:
+        assert reports["read /root"]["ok"] is False or \
+            reports["read /root"]["result"] == in_root
     else:
-        assert reports["read match log"]["ok"] is True
-        assert reports["list logs dir"]["ok"] is True
+        assert reports["read /root"]["ok"] is False
+    if arena.backend == "bubblewrap":
+        assert reports["read the checkout"]["result"] == runtime_folders_in(ROOT)
+    else:  # what others may read on the host, the fallback shows: documented
         assert reports["read the checkout"]["ok"] is True
         assert len(reports["read the checkout"]["result"]) > 1
+
+
+def socket_kept(arena: HostileArena) -> None:
+    reports = arena.reports()
+    refused(reports["move the referee's socket"])
+    refused(reports["plant a socket beside it"])
+    if arena.backend == "fallback":  # its own folder in the match's: the others are hidden
+        refused(reports["list the socket folders"], errno.EACCES)
+
+
+def cgroup_kept(arena: HostileArena) -> None:
+    reports = arena.reports()
+    attempts = [what for what in reports if what.startswith(("leave the", "raise "))]
+    if arena.backend == "fallback":  # bubblewrap: a cgroup namespace, no /sys at all
+        assert len(attempts) >= 2, reports["cgroups"]
+    for what in attempts:
+        refused(reports[what])
+    refused(reports["any cgroup file writable"])
+
+
+def secrets_unreadable(arena: HostileArena) -> None:
+    reports = arena.reports()
+    refused(reports["read /etc/shadow"])
+    refused(reports["read a root-only file"])
+    assert reports["list /root"]["ok"] is False or reports["list /root"]["result"] == [
+        ".pyenv"], reports["list /root"]
+
+
+def counters_neutral(arena: HostileArena) -> None:
+    counters = arena.reports()["kernel counters"]["result"]
+    if arena.backend == "bubblewrap":  # fixed copies: nothing moves, nothing of the host
+        assert counters["changed"] == [], counters
+        assert counters["loadavg"] == "0.00 0.00 0.00 1/1 1\n"
+        assert counters["uptime"] == "0.00 0.00\n"
+        assert counters["memtotal"].split()[1] == str(LIMITS.memory_bytes // 1024)
+    else:  # the fallback shows the host's: documented
+        assert counters["uptime"] != "0.00 0.00\n"
+        assert counters["changed"], counters
+
+
+def shared_locks_refused(arena: HostileArena) -> None:
+    locks = {what: r for what, r in arena.reports().items() if "lock" in what}
+    assert len(locks) >= 4, locks
+    for report in locks.values():
+        if arena.backend == "bubblewrap":
+            refused(report, errno.ENOLCK)  # the seccomp filter
+        else:  # no seccomp filter in the fallback: documented
+            assert report["ok"] is True, report
 
 
 def impostor_refused(arena: HostileArena) -> None:
@@ -187,11 +231,8 @@ def detached_child_started(arena: HostileArena) -> None:
 
 def tmp_capped(arena: HostileArena) -> None:
     fill = arena.reports()["fill tmp"]["result"]
-    if arena.backend == "bubblewrap":
-        assert fill["error"] == "ENOSPC", fill
-        assert fill["written"] <= LIMITS.tmpfs_mib * MIB
-    else:  # a folder on the host's disk: only the bot's own restraint stopped it
-        assert fill["written"] == 256 * MIB, fill
+    assert fill["error"] == "ENOSPC", fill  # a private tmpfs in both backends
+    assert fill["written"] <= LIMITS.tmpfs_mib * MIB
 
 
 def output_capped(arena: HostileArena) -> None:
@@ -215,6 +256,11 @@ ATTACKS = [
     Attack("read-referee-files", None, False, referee_files_hidden),
     Attack("garbage-bytes", FaultKind.NO_HELLO, True),
     Attack("oversize-message", FaultKind.DISCONNECTED, True),
+    Attack("read-kernel-counters", None, False, counters_neutral),
+    Attack("lock-shared-files", None, False, shared_locks_refused),
+    Attack("take-socket", None, False, socket_kept),
+    Attack("leave-cgroup", None, False, cgroup_kept),
+    Attack("read-secrets", None, False, secrets_unreadable),
     Attack("impersonate-token", None, False, impostor_refused),
     Attack("reuse-token", None, False, second_hello_refused),
     Attack("out-of-turn", FaultKind.OUT_OF_TURN, False),

@@ -39,7 +39,8 @@ def predictor_folder(tmp_path: Path) -> Path:
 def prediction(tmp_path: Path, backend: str, seed: int | MatchSeed) -> str:
     bots = [load_manifest(predictor_folder(tmp_path)), load_manifest(GREEDY)]
     logs = tmp_path / "logs"
-    seats = [make_launcher(backend, bot, SandboxLimits(), logs, f"seat{seat}-{bot.name}")
+    seats = [make_launcher(backend, bot, SandboxLimits(), logs, f"seat{seat}-{bot.name}",
+                           trusted=True)
              for seat, bot in enumerate(bots)]
     spec = MatchSpec("predict", seed, 2, RuleOptions(target_score=50),
                      Limits(decision_deadline=5.0, time_bank=30.0), logs / "predict.jsonl.gz")

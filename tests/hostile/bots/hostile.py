@@ -72,9 +72,8 @@ def before_hello() -> None:
         attempt("resolve localhost", lambda: socket.getaddrinfo("localhost", 80))
     if MODE == "write-outside-tmp":
         targets = [CONFIG["host_file"], str(Path(__file__).parent / "pwned"),
-                   str(Path(os.environ["ARENA_ADDRESS"][5:]).parent / "pwned")]
-        if CONFIG["system_paths"]:  # only where the test knows they are protected
-            targets += ["/usr/pwned", "/etc/pwned", "/pwned"]
+                   str(shared_socket().parent / "pwned"), "/usr/pwned", "/etc/pwned",
+                   "/pwned", "/root/pwned"]
         for target in targets:
             attempt(f"write {target}", lambda t=target: Path(t).write_text("pwned"))
         attempt("write /tmp/mine", lambda: Path("/tmp/mine").write_text("fine"))
@@ -91,6 +90,24 @@ def before_hello() -> None:
         attempt("see the referee process", see_referee)
         attempt("read /root", lambda: sorted(os.listdir("/root")))
         attempt("read the checkout", lambda: sorted(os.listdir(CONFIG["checkout"])))
+    if MODE == "read-kernel-counters":
+        read_kernel_counters()
+    if MODE == "lock-shared-files":
+        lock_shared_files()
+    if MODE in ("spinner", "thinker"):
+        pin = CONFIG.get("core")
+        if pin is not None:
+            os.sched_setaffinity(0, {pin})
+        if MODE == "spinner":
+            SPINNERS.append(start_spinner())
+    if MODE == "take-socket":
+        take_socket()
+    if MODE == "leave-cgroup":
+        leave_cgroup()
+    if MODE == "read-secrets":
+        attempt("read /etc/shadow", lambda: len(Path("/etc/shadow").read_bytes()))
+        attempt("read a root-only file", lambda: Path(CONFIG["secret_file"]).read_text())
+        attempt("list /root", lambda: sorted(os.listdir("/root")))
     if MODE == "impersonate-token":
         own = os.environ["ARENA_TOKEN"]
         report(what="tokens seen in /proc", ok=True, result=foreign_tokens(own))
@@ -114,6 +131,129 @@ def read_match_log() -> int:
     if not files:
         raise FileNotFoundError(errno.ENOENT, f"no {log.name}* in {log.parent}")
     return sum(len(path.read_bytes()) for path in files)
+
+
+COUNTERS = ("/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/uptime", "/proc/vmstat",
+            "/proc/pressure/cpu")
+
+
+def read_kernel_counters() -> None:
+    """Host-wide counters another bot could move (a channel) or that show its work: read
+    twice, a while apart, with a busy loop in between that would move them."""
+    first = {path: Path(path).read_text() for path in COUNTERS if os.path.exists(path)}
+    deadline = time.monotonic() + 0.3
+    while time.monotonic() < deadline:
+        pass
+    second = {path: Path(path).read_text() for path in first}
+    report(what="kernel counters", ok=True, result={
+        "changed": sorted(p for p in first if first[p] != second[p]),
+        "loadavg": first.get("/proc/loadavg", ""), "uptime": first.get("/proc/uptime", ""),
+        "memtotal": next((line for line in first.get("/proc/meminfo", "").splitlines()
+                          if line.startswith("MemTotal")), "")})
+
+
+def lock_shared_files() -> None:
+    """Locks on files another bot also reads (a channel between them, frozen or not)."""
+    import fcntl
+
+    for path in (__file__, "/usr/lib/os-release", "/etc/ld.so.cache"):
+        if not os.path.exists(path):
+            continue
+        with open(path, "rb") as file:
+            attempt(f"flock {path}", lambda f=file: fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB))
+            attempt(f"fcntl read lock {path}", lambda f=file: fcntl.lockf(
+                f, fcntl.LOCK_SH | fcntl.LOCK_NB))
+
+
+SPINNERS: list[int] = []
+
+
+def start_spinner() -> int:
+    """A child process in a busy loop (a process, not a thread: the bot's own answers do
+    not wait for the interpreter lock); its pid."""
+    pid = os.fork()
+    if pid == 0:
+        while True:
+            pass
+    return pid
+
+
+def cpu_seconds() -> float:
+    """CPU time of this bot: its own and its spinner's."""
+    total = time.process_time()
+    for pid in SPINNERS:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def burn(seconds: float) -> None:
+    """Use ``seconds`` of CPU (not of wall time: a bot that shares its core needs longer)."""
+    until = time.process_time() + seconds
+    while time.process_time() < until:
+        pass
+
+
+def shared_socket() -> Path:
+    """The referee's socket as the referee made it (a seat may get a link in a folder of
+    its own, ``seat-*``, beside it)."""
+    mine = Path(os.environ["ARENA_ADDRESS"][5:])
+    folder = mine.parent.parent if mine.parent.name.startswith("seat-") else mine.parent
+    return folder / "referee.sock"
+
+
+def take_socket() -> None:
+    """Move the referee's socket aside (the next seat would then connect to whatever the
+    bot binds in its place), see the other seats' folders; put back what moved."""
+    shared = shared_socket()
+    aside = shared.with_name("stolen.sock")
+
+    def move() -> str:
+        os.rename(shared, aside)
+        os.rename(aside, shared)  # back at once: the test asserts the attempt, not a MITM
+        return "moved"
+
+    attempt("move the referee's socket", move)
+    attempt("plant a socket beside it", lambda: plant(shared.with_name("planted.sock")))
+    attempt("list the socket folders", lambda: sorted(os.listdir(shared.parent)))
+
+
+def plant(path: Path) -> str:
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(path))
+    path.unlink()
+    return "bound"
+
+
+def leave_cgroup() -> None:
+    """Move itself into its cgroup's parent (out of its caps), and raise its own caps."""
+    lines = Path("/proc/self/cgroup").read_text().splitlines()
+    report(what="cgroups", ok=True, result=lines)
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for controller in controllers.split(","):
+            if controller not in ("pids", "memory"):
+                continue
+            own = Path("/sys/fs/cgroup") / controller / path.lstrip("/")
+            attempt(f"leave the {controller} cgroup",
+                    lambda o=own: (o.parent / "cgroup.procs").write_text(str(os.getpid())))
+            limit = "pids.max" if controller == "pids" else "memory.limit_in_bytes"
+            attempt(f"raise {limit}", lambda o=own, n=limit: (o / n).write_text("max"
+                    if n == "pids.max" else str(1 << 40)))
+    attempt("any cgroup file writable", writable_cgroup_files)
+
+
+def writable_cgroup_files() -> list[str]:
+    found = []
+    for root, _, files in os.walk("/sys/fs/cgroup"):
+        found += [os.path.join(root, f) for f in files
+                  if os.access(os.path.join(root, f), os.W_OK)]
+        if len(found) > 5:
+            break
+    if not found:
+        raise PermissionError(errno.EACCES, "no cgroup file is writable")
+    return found[:5]
 
 
 def see_referee() -> list[str]:
@@ -247,6 +387,11 @@ def at_decision(bot: RawBot, request_id: int) -> bool:
     return False
 
 
+def every_decision() -> None:
+    if MODE == "thinker":
+        burn(CONFIG.get("think_seconds", 0.01))
+
+
 def disconnect_and_reconnect(bot: RawBot) -> None:
     """Say hello, hang up before the match starts, and try to come back with the token
     (while the referee still waits for the other bot's hello)."""
@@ -273,17 +418,22 @@ def main() -> None:
     bot = RawBot()
     bot.hello()
     decisions = 0
+    started_cpu = cpu_seconds()
     responses = bot.responses()
     if MODE == "disconnect-reconnect":
         disconnect_and_reconnect(bot)
     for response in responses:
         kind = response.WhichOneof("message")
-        if kind == "match_end":
+        if kind == "match_start":
+            started_cpu = cpu_seconds()
+        if kind == "match_end":  # before hanging up: the referee then ends the sandbox
+            report(what="cpu seconds in play", ok=True, result=cpu_seconds() - started_cpu)
             break
         if kind != "decision_request":
             continue
         request_id = response.decision_request.request_id
         decisions += 1
+        every_decision()
         if decisions == 3 and at_decision(bot, request_id):
             continue
         bot.answer(request_id)

@@ -1,0 +1,190 @@
+"""Build output does not reach the host (issue 16, item 2).
+
+A hostile build step leaves behind whatever could make the referee (root) write, change or
+follow something outside its tree: links to host files and folders (one named like the
+marker the referee used to write, ``.arena-built``), a pipe, a socket, a hard link, a link
+where a folder was. The referee must pack only folders and regular files, never following
+a link, and run the bot from a fresh folder the build never had access to; an entrant's
+own folder with a link out of it, or a pipe, is refused with one clear line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.cli import main
+from arena.sandbox import ManifestError, SandboxLimits, load_manifest, prepare
+from arena.sandbox.bubblewrap import BubblewrapLauncher
+
+BACKENDS = ["bubblewrap", "fallback"]
+
+HOSTILE_BUILD = """
+set -e
+echo built > out.txt
+ln -s {victim} .arena-built           # the referee used to write its marker here
+ln -s {private} linked-dir            # and to chmod every folder it walked
+ln -s /etc/passwd passwd
+ln -s / root-of-host
+mkdir -p deep/er && ln -s {victim} deep/er/victim
+mkfifo pipe
+python3 -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")'
+ln out.txt hard.txt                   # a hard link: just another copy of its content
+chmod 777 deep out.txt
+echo done
+"""
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[Path]:
+    """Host files a hostile build would like the referee to write or change: a file only
+    root may write, a folder only root may enter."""
+    folder = Path(tempfile.mkdtemp(prefix="arena-build-host-"))
+    (folder / "victim.txt").write_text("the original\n")
+    (folder / "victim.txt").chmod(0o644)
+    (folder / "private").mkdir(mode=0o700)
+    folder.chmod(0o755)
+    yield folder
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def make_bot(folder: Path, build: str) -> Path:
+    folder.mkdir(parents=True)
+    folder.chmod(0o755)
+    (folder / "bot.toml").write_text(
+        'name = "hostile-build"\nversion = "1"\nlanguage = "other"\n'
+        f'build = ["sh", "-c", {json.dumps(build)}]\nrun = ["sh", "-c", "cat out.txt"]\n')
+    return folder
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_what_a_build_leaves_behind_never_reaches_the_host(tmp_path: Path, host: Path,
+                                                           backend: str) -> None:
+    victim, private = host / "victim.txt", host / "private"
+    passwd = digest(Path("/etc/passwd"))
+    source = make_bot(tmp_path / "bot", HOSTILE_BUILD.format(victim=victim, private=private))
+    built = prepare(load_manifest(source), backend, SandboxLimits(), tmp_path / "logs",
+                    trusted=True, cache=tmp_path / "cache")
+    # The host is untouched: nothing written through a link, no mode changed.
+    assert victim.read_text() == "the original\n"
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    assert digest(Path("/etc/passwd")) == passwd
+    # The bot runs from a fresh folder of folders and regular files only, the referee's,
+    # which no bot may write; what the build made is there, the rest was left out.
+    folder = built.folder
+    assert folder.parent == tmp_path / "cache"
+    kinds = {}
+    for root, directories, files in os.walk(folder):
+        for name in [*directories, *files]:
+            path = Path(root, name)
+            status = path.lstat()
+            kinds[str(path.relative_to(folder))] = stat.S_IFMT(status.st_mode)
+            assert status.st_uid == os.getuid(), path
+            assert not status.st_mode & 0o022, f"{path} is writable by others"
+            if stat.S_ISREG(status.st_mode):
+                assert status.st_nlink == 1, path
+    assert set(kinds.values()) <= {stat.S_IFDIR, stat.S_IFREG}, kinds
+    assert (folder / "out.txt").read_text() == "built\n"
+    assert (folder / "hard.txt").read_text() == "built\n"
+    for gone in (".arena-built", "linked-dir", "passwd", "root-of-host", "deep/er/victim",
+                 "pipe", "sock"):
+        assert gone not in kinds, gone
+    assert (folder / "deep" / "er").is_dir()
+    log = "".join(p.read_text() for p in (tmp_path / "logs" / "builds").glob("*.stderr.log"))
+    assert "left out 7 symbolic link(s) and special file(s)" in log
+
+
+def test_a_build_is_reused_across_seasons_by_its_key(tmp_path: Path) -> None:
+    """A second season (another output folder) reuses the build: its command does not run
+    again (no build log there); a changed bot is built anew."""
+    source = make_bot(tmp_path / "bot", "echo built > out.txt")
+    first = prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "one",
+                    cache=tmp_path / "cache")
+    second = prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "two",
+                     cache=tmp_path / "cache")
+    assert second.folder == first.folder
+    assert list((tmp_path / "one" / "builds").glob("*.stdout.log"))
+    assert not (tmp_path / "two" / "builds").exists(), "built again"
+    (source / "new.txt").write_text("a change is a new build\n")
+    third = prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "two",
+                    cache=tmp_path / "cache")
+    assert third.folder != first.folder and (third.folder / "new.txt").exists()
+
+
+# -- an entrant's own folder ---------------------------------------------------------------
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda f: (f / "dangling").symlink_to(f / "nowhere"), "which does not exist"),
+    (lambda f: (f / "escape").symlink_to("/etc/passwd"), "outside the bot folder"),
+    (lambda f: (f / "up").symlink_to(".."), "outside the bot folder"),
+    (lambda f: os.mkfifo(f / "pipe"), "not a file, folder or link"),
+])
+def test_an_entrant_folder_with_a_bad_link_or_a_pipe_is_one_clear_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], make: object,
+        message: str) -> None:
+    folder = make_bot(tmp_path / "bot", "true")
+    make(folder)  # type: ignore[operator]
+    with pytest.raises(ManifestError, match=message):
+        load_manifest(folder)
+    assert main(["check", str(folder)]) == 2
+    error = capsys.readouterr().err
+    assert message in error and "Traceback" not in error and str(folder) in error
+
+
+def test_links_inside_an_entrant_folder_are_fine(tmp_path: Path) -> None:
+    folder = make_bot(tmp_path / "bot", "true")
+    (folder / "lib").mkdir()
+    (folder / "lib" / "real.txt").write_text("x")
+    (folder / "alias.txt").symlink_to("lib/real.txt")
+    assert load_manifest(folder).content_hash()
+
+
+# -- bubblewrap mounts nothing a bot can shape ------------------------------------------------
+
+def test_no_bind_source_lies_under_a_folder_a_bot_may_write(tmp_path: Path) -> None:
+    """bubblewrap before 0.12 follows links in the parent folders of what it mounts: every
+    folder on the way to a bind source must be the referee's and closed to others' writes
+    (or sticky, as /tmp), and the source no link."""
+    folder = make_bot(tmp_path / "bot", "true")
+    socket_dir = Path(tempfile.mkdtemp(prefix="arena-match-"))
+    try:
+        socket_dir.chmod(0o755)
+        launcher = BubblewrapLauncher(load_manifest(folder), tmp_path / "logs", "audit",
+                                      SandboxLimits())
+        for writable in (False, True):
+            files: list[tuple[str, bytes]] = []
+            args, _ = launcher._arguments(
+                ["sh", "-c", "true"], {"ARENA_ADDRESS": f"unix:{socket_dir}/referee.sock"},
+                socket_dir, SandboxLimits(), 1_600_000_001, False, writable, files)
+            sources = [args[i + 1] for i, a in enumerate(args)
+                       if a in ("--bind", "--ro-bind", "--ro-bind-try")]
+            assert sources
+            for source in sources:
+                if not os.path.exists(source):
+                    continue
+                assert os.path.realpath(source) == source, f"{source} goes through a link"
+                for parent in Path(source).parents:
+                    status = parent.stat()
+                    assert status.st_uid == 0, f"{parent} (on the way to {source})"
+                    assert not status.st_mode & 0o022 or status.st_mode & stat.S_ISVTX, parent
+            destinations = [args[i + 2] for i, a in enumerate(args)
+                            if a in ("--bind", "--ro-bind", "--ro-bind-try")]
+            writable_places = ["/bot"] if writable else []
+            for destination in destinations:
+                assert not any(destination.startswith(w + "/") for w in writable_places), \
+                    f"{destination} is mounted under a folder the bot writes"
+    finally:
+        socket_dir.rmdir()
