@@ -71,10 +71,11 @@ def fork_bomb_capped(arena: HostileArena) -> None:
     assert 0 < bomb["peak"] <= LIMITS.processes, bomb
     hostile = arena.outcome.seats[0] if arena.outcome else None
     assert hostile is not None
-    if arena.backend == "bubblewrap":  # bubblewrap's init reaps the bomb's orphans
-        assert hostile.faults == []
-    else:  # the bot is init of its pid namespace: the orphans' zombies fill its pids cap
-        assert [f.kind for f in hostile.faults] in ([], [FaultKind.NO_HELLO])
+    # The bomb hurts only its own bot: until the orphans' zombies are reaped (by
+    # bubblewrap's init, or never when the bot is init of its pid namespace) they hold
+    # its pids cap, so on a loaded machine the bot may fail to start the threads its
+    # hello needs. Either way the match completes and the host is untouched.
+    assert [f.kind for f in hostile.faults] in ([], [FaultKind.NO_HELLO])
 
 
 def no_tcp_to_localhost(arena: HostileArena) -> None:
