@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from arena.league.executor import Executor, JobOutcome, LocalExecutor, MatchJob
 from arena.league.schedule import ScheduledMatch, schedule
 from arena.league.season import Season, SeasonError
-from arena.league.store import SeasonStore
-from arena.rating import Leaderboard, rate_season
+from arena.league.store import SeasonStore, StoredResult
+from arena.league.tiebreak import next_batch, scheduled_tiebreak
+from arena.rating import Leaderboard, Outcome, SeasonRatings, rate
 from arena.rules.seeds import KEY_BYTES, MatchSeed, key_commitment
 from arena.sandbox.manifest import BotManifest
 
@@ -93,46 +94,70 @@ def run_season(season: Season, executor: Executor | None = None,
                key: bytes | None = None) -> RunSummary:
     """Play every match not yet recorded; safe to stop at any moment and run again.
     ``key``: the season key to use at the first run (default: a fresh secret one)."""
-    store, _, matches = open_store(season)
+    store, ids, matches = open_store(season)
     try:
         secret = season_key(store, key)
         # Logs of matches that were in flight when an earlier run died.
         for partial in season.logs.glob("*.partial"):
             partial.unlink(missing_ok=True)
         pending = set(store.pending())
-        by_id = {m.match_id: m for m in matches}
-        needed = {e for m in matches if m.match_id in pending for e in m.seats}
-        ready, broken = prepare_entrants(season, needed)
+        # Tie-break matches of a batch in flight when an earlier run stopped come too.
+        todo = [m for m in [*matches, *scheduled_tiebreak(store, ids)]
+                if m.match_id in pending]
+        ready, broken = prepare_entrants(season, {e for m in todo for e in m.seats})
+        prepared = {e for m in todo for e in m.seats}
         failures: list[tuple[str, str]] = []
-        for match in matches:
-            reasons = [broken[e] for e in match.seats if e in broken]
-            if match.match_id in pending and reasons:
-                store.record_failure(match.match_id, reasons[0])
-                failures.append((match.match_id, reasons[0]))
-                pending.discard(match.match_id)
-        jobs = [
-            MatchJob(match_id=m.match_id, seed=MatchSeed.keyed(secret, m.chance),
-                     bots=tuple(ready[e] for e in m.seats), rules=season.rules,
-                     limits=season.limits, sandbox=season.sandbox,
-                     log_path=season.logs / f"{m.match_id}.jsonl.gz",
-                     output_dir=season.logs / m.match_id)
-            for m in matches if m.match_id in pending and m.match_id in by_id]
+        total = len(matches) + len(scheduled_tiebreak(store, ids))
+        played = failed = 0
+        already = total - len(todo)
+        summary = RunSummary(total, already, 0, 0, ())
+
+        def job(m: ScheduledMatch) -> MatchJob:
+            return MatchJob(match_id=m.match_id, seed=MatchSeed.keyed(secret, m.chance),
+                            bots=tuple(ready[e] for e in m.seats), rules=season.rules,
+                            limits=season.limits, sandbox=season.sandbox,
+                            log_path=season.logs / f"{m.match_id}.jsonl.gz",
+                            output_dir=season.logs / m.match_id)
+
         executor = executor or LocalExecutor(season.parallelism, season.pin_cores)
-        played = 0
-        failed = len(failures)
-        already = len(matches) - len(jobs) - failed
-        summary = RunSummary(len(matches), already, 0, failed, tuple(failures))
-        for outcome in executor.run(jobs):
-            if outcome.record is not None:
-                store.record(outcome.record)
-                played += 1
-            else:
-                store.record_failure(outcome.match_id, outcome.error or "unknown error")
-                failed += 1
-                failures.append((outcome.match_id, outcome.error or ""))
-            summary = RunSummary(len(matches), already, played, failed, tuple(failures))
-            if on_outcome is not None:
-                on_outcome(outcome, summary)
+        while True:
+            jobs = []
+            for match in todo:
+                reasons = [broken[e] for e in match.seats if e in broken]
+                if reasons:
+                    store.record_failure(match.match_id, reasons[0])
+                    failures.append((match.match_id, reasons[0]))
+                    failed += 1
+                else:
+                    jobs.append(job(match))
+            summary = RunSummary(total, already, played, failed, tuple(failures))
+            for outcome in executor.run(jobs):
+                if outcome.record is not None:
+                    store.record(outcome.record)
+                    played += 1
+                else:
+                    store.record_failure(outcome.match_id, outcome.error or "unknown error")
+                    failed += 1
+                    failures.append((outcome.match_id, outcome.error or ""))
+                summary = RunSummary(total, already, played, failed, tuple(failures))
+                if on_outcome is not None:
+                    on_outcome(outcome, summary)
+            # The tie-break stage (when the file asks for it): a batch at a time, each
+            # decided from the standings after the previous one; not after a failure.
+            if failed:
+                break
+            todo = next_batch(season, store, season_ratings(store).official, ids)
+            if not todo:
+                break
+            store.schedule(todo, ids)
+            total += len(todo)
+            more = {e for m in todo for e in m.seats} - prepared
+            if more:
+                built, newly_broken = prepare_entrants(season, more)
+                for e in more:
+                    ready[e] = built[e]
+                broken.update(newly_broken)
+                prepared |= more
         return summary
     finally:
         store.close()
@@ -159,6 +184,29 @@ def prepare_entrants(season: Season, needed: set[int]
     return ready, broken
 
 
-def leaderboard(store: SeasonStore) -> Leaderboard:
+def outcome_of(result: StoredResult, chance: str) -> Outcome:
+    """A stored result as the rating code reads it; ``chance`` is its match's deal label
+    (shared by the matches of a duplicate deal, which the bootstrap resamples together)."""
+    return Outcome(result.match_id, result.entrant_id, result.seat, result.place,
+                   result.score, result.rounds_won, result.strikes, result.disqualified,
+                   result.faults, chance if chance != result.match_id else "")
+
+
+def season_outcomes(store: SeasonStore) -> list[Outcome]:
+    chances = {str(m["match_id"]): str(m["chance"]) for m in store.matches()}
+    return [outcome_of(r, chances.get(r.match_id, r.match_id)) for r in store.results()]
+
+
+def season_ratings(store: SeasonStore) -> SeasonRatings:
+    """The live TrueSkill and the official standings of the results recorded so far."""
     ids = [int(str(e["id"])) for e in store.entrants()]
-    return rate_season(store.results(), ids)
+    return rate(season_outcomes(store), ids)
+
+
+def leaderboard(store: SeasonStore) -> Leaderboard:
+    """The live TrueSkill (schedule order, draw probability calibrated from the ties)."""
+    from arena.rating import calibrated_draw_probability, rate_season
+
+    ids = [int(str(e["id"])) for e in store.entrants()]
+    outcomes = season_outcomes(store)
+    return rate_season(outcomes, ids, calibrated_draw_probability(outcomes))

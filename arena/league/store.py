@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS matches (
     chance TEXT NOT NULL,            -- the label its deals derive under from the season key
     grp INTEGER NOT NULL,
     deal INTEGER NOT NULL,
+    round INTEGER,                   -- 1-based round of the season (NULL: before rounds)
     seats TEXT NOT NULL,             -- JSON list of entrant ids, by seat
     status TEXT NOT NULL DEFAULT 'scheduled' CHECK (status IN ('scheduled', 'done', 'failed')),
     error TEXT,
@@ -119,6 +120,8 @@ class SeasonStore:
             raise StoreError(
                 f"{path}: made by an older UNO Arena, whose deals came from public seeds; "
                 "start the season again in a new [output] folder (its results stay here)")
+        if "round" not in columns:  # stores made before rounds were recorded
+            self.db.execute("ALTER TABLE matches ADD COLUMN round INTEGER")
 
     def close(self) -> None:
         self.db.close()
@@ -164,11 +167,12 @@ class SeasonStore:
             for match in matches:
                 seats = json.dumps([entrant_ids[e] for e in match.seats])
                 db.execute(
-                    "INSERT INTO matches (match_id, chance, grp, deal, seats) "
-                    "VALUES (?,?,?,?,?) "
+                    "INSERT INTO matches (match_id, chance, grp, deal, round, seats) "
+                    "VALUES (?,?,?,?,?,?) "
                     "ON CONFLICT (match_id) DO UPDATE SET seats = excluded.seats "
                     "WHERE matches.status != 'done'",
-                    (match.match_id, match.chance, match.group, match.deal, seats))
+                    (match.match_id, match.chance, match.group, match.deal,
+                     match.round or None, seats))
 
     # -- results -------------------------------------------------------------------------
 
@@ -238,9 +242,9 @@ class SeasonStore:
         ]
 
     def matches(self) -> list[dict[str, Any]]:
-        columns = ("match_id", "chance", "grp", "deal", "seats", "status", "error", "attempts",
-                   "finished_at", "seconds", "decisions", "rounds", "round_limit_reached",
-                   "log_path")
+        columns = ("match_id", "chance", "grp", "deal", "round", "seats", "status", "error",
+                   "attempts", "finished_at", "seconds", "decisions", "rounds",
+                   "round_limit_reached", "log_path")
         rows = self.db.execute(f"SELECT {', '.join(columns)} FROM matches ORDER BY match_id")
         out = []
         for row in rows:
