@@ -111,18 +111,20 @@ def comparison_units(outcomes: Sequence[Outcome], entrants: Sequence[int]
         by_match[outcome.match_id].append(outcome)
     cells: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     for seats in by_match.values():
-        unit = cells[seats[0].unit]
+        wins = cells[seats[0].unit]
         for a, b in itertools.combinations(seats, 2):
             i, j = index[a.entrant_id], index[b.entrant_id]
             if a.place < b.place:
-                unit[i * size + j] += 1.0
+                wins[i * size + j] += 1.0
             elif b.place < a.place:
-                unit[j * size + i] += 1.0
+                wins[j * size + i] += 1.0
             else:
-                unit[i * size + j] += 0.5
-                unit[j * size + i] += 0.5
+                wins[i * size + j] += 0.5
+                wins[j * size + i] += 0.5
     units = sorted(cells, key=lambda u: (sorted(cells[u].items()), u))
-    rows, columns, values = [], [], []
+    rows: list[int] = []
+    columns: list[int] = []
+    values: list[float] = []
     for row, unit in enumerate(units):
         for column, value in sorted(cells[unit].items()):
             rows.append(row)
