@@ -16,7 +16,14 @@ from rich.table import Table
 
 from arena.cli.common import key_argument
 from arena.league.cluster import DaskExecutor
-from arena.league.driver import RunSummary, leaderboard, open_store, run_season, season_key
+from arena.league.driver import (
+    RunSummary,
+    leaderboard,
+    open_store,
+    run_season,
+    season_key,
+    season_ratings,
+)
 from arena.league.executor import Executor, JobOutcome, LocalExecutor
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore
@@ -96,28 +103,53 @@ def _season_run(args: argparse.Namespace) -> int:
     return 1 if summary.failed else 0
 
 
+def separation_sentences(groups: list[list[str]]) -> list[str]:
+    """In words: which entrants the data cannot separate."""
+    sentences = []
+    for names in groups:
+        listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+        sentences.append(f"{listed} cannot be separated by this season's results: their "
+                         "rank intervals overlap, so they share a rank.")
+    return sentences
+
+
 def _print_standings(season: Season, console: Console) -> None:
     store = SeasonStore(season.store_path)
     try:
-        board = leaderboard(store)
+        ratings = season_ratings(store)
         names = {int(str(e["id"])): f"{e['name']} {e['version']}" for e in store.entrants()}
+        matches = store.matches()
     finally:
         store.close()
     if not console.is_terminal:  # piped or logged: do not squeeze the table into 80 columns
-        console = Console(width=120)
-    table = Table(title=f"{season.name}: standings (TrueSkill rating = mu - 3 sigma; "
-                        "place and score are averages)")
-    for column in ("#", "bot", "rating", "mu", "sigma", "P>next", "games", "wins", "win%",
-                   "place", "score", "faults"):
+        console = Console(width=140)
+    official = ratings.official
+    table = Table(title=f"{season.name}: standings (Bradley-Terry strength over who finished "
+                        f"ahead of whom, all results at once; rank interval: 95% bootstrap)")
+    for column in ("rank", "bot", "strength", "interval", "P>next", "live", "games", "wins",
+                   "win%", "place", "score", "faults"):
         table.add_column(column, justify="left" if column == "bot" else "right")
-    for rank, (row, above) in enumerate(zip(board.standings, board.outranks_next,
-                                            strict=True), start=1):
-        table.add_row(str(rank), names.get(row.entrant_id, "?"), f"{row.conservative:.2f}",
-                      f"{row.mu:.2f}", f"{row.sigma:.2f}",
-                      "" if above is None else f"{above:.0%}", str(row.matches),
-                      f"{row.wins:g}", f"{row.win_rate:.0%}", f"{row.average_place:.2f}",
-                      f"{row.average_score:.0f}", str(row.faults))
+    for row in official.rows:
+        live = ratings.standing(row.entrant_id)
+        table.add_row(row.rank_label, names.get(row.entrant_id, "?"), f"{row.strength:+.2f}",
+                      row.interval_label,
+                      "" if row.above_next is None else f"{row.above_next:.0%}",
+                      f"{live.conservative:.2f}", str(live.matches), f"{live.wins:g}",
+                      f"{live.win_rate:.0%}", f"{live.average_place:.2f}",
+                      f"{live.average_score:.0f}", str(live.faults))
     console.print(table)
+    for sentence in separation_sentences(
+            [[names.get(e, "?") for e in group] for group in official.groups]):
+        console.print(sentence)
+    if official.unrated:
+        console.print("unrated (no match recorded): " + ", ".join(
+            names.get(e, "?") for e in official.unrated))
+    failed = [m for m in matches if m["status"] == "failed"]
+    if failed:
+        console.print(f"{len(failed)} match(es) failed and count for no one: "
+                      "`arena season status` says why")
+    console.print("live = the running TrueSkill rating (mu - 3 sigma, schedule order, draw "
+                  f"probability {ratings.live.draw_probability:.2%} from the season's ties)")
 
 
 def _season_status(args: argparse.Namespace) -> int:
@@ -165,6 +197,7 @@ def _season_export(args: argparse.Namespace) -> int:
         entrants = {int(str(e["id"])): e for e in store.entrants()}
         results = store.results()
         board = leaderboard(store)
+        official = season_ratings(store).official
     finally:
         store.close()
     out = open(args.out, "w", newline="") if args.out else sys.stdout  # noqa: SIM115
@@ -178,6 +211,15 @@ def _season_export(args: argparse.Namespace) -> int:
                              "matches": s.matches, "wins": s.wins,
                              "average_place": s.average_place, "average_score": s.average_score,
                              "faults": s.faults} for s in board.standings],
+                "standings": [{"bot": entrants[r.entrant_id]["name"],
+                               "version": entrants[r.entrant_id]["version"],
+                               "rank": r.rank_label, "position": r.position,
+                               "rank_interval": list(r.interval), "strength": r.strength,
+                               "p_above_next": r.above_next, "matches": r.matches}
+                              for r in official.rows],
+                "unrated": [entrants[e]["name"] for e in official.unrated],
+                "cannot_separate": [[entrants[e]["name"] for e in group]
+                                    for group in official.groups],
                 "results": [{"match_id": r.match_id, "seat": r.seat,
                              "bot": entrants[r.entrant_id]["name"], "place": r.place,
                              "score": r.score, "rounds_won": r.rounds_won,

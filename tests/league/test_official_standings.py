@@ -202,11 +202,15 @@ def test_the_sample_seasons_three_strategists_share_a_rank_and_the_report_says_s
         official = season_ratings(opened).official
     finally:
         opened.close()
+    # The same algorithm three times: one group, one shared rank (greedy, close behind
+    # the strategist, may join them with some keys: 10 matches a pair do not always
+    # separate the two algorithms). Random play is last, with a rank of its own.
     strategists = {ids[0], ids[1], ids[2]}
-    assert set(official.groups[0]) == strategists, official
-    assert {r.rank_label for r in official.rows if r.entrant_id in strategists} == {
-        "1\N{EN DASH}3"}
-    assert official.rows[-1].entrant_id == ids[5], "random last"
+    group = next(g for g in official.groups if ids[0] in g)
+    assert strategists <= set(group), official
+    labels = {r.rank_label for r in official.rows if r.entrant_id in strategists}
+    assert len(labels) == 1 and labels.pop().startswith("1\N{EN DASH}"), official
+    assert official.rows[-1].entrant_id == ids[5] and official.rows[-1].rank_label == "6"
 
     render_site(tmp_path / "season.sqlite", tmp_path / "site")
     page = (tmp_path / "site" / "index.html").read_text()
