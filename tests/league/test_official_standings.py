@@ -219,3 +219,20 @@ def test_the_sample_seasons_three_strategists_share_a_rank_and_the_report_says_s
     sentence = text[text.index("cannot be separated") - 200:text.index("cannot be separated")]
     for name in ("strategist", "strategist-js", "strategist-cpp"):
         assert name in sentence, sentence
+
+
+def test_the_fit_is_the_maximum_likelihood_choix_finds() -> None:
+    """The strengths are Bradley-Terry's maximum likelihood (with the weak prior): the
+    same as choix's Luce spectral ranking (a well-kept implementation) finds."""
+    import choix
+    import numpy as np
+
+    from arena.rating.official import PRIOR_TIE, comparison_units, fit_strengths
+
+    outcomes = simulated([1.0, 0.4, 0.0, -0.3, -1.2], 3, 6, seed=9, tie_rate=0.3)
+    _, per_unit = comparison_units(outcomes, [0, 1, 2, 3, 4])
+    wins = np.asarray(per_unit.sum(axis=0)).reshape(5, 5)
+    ours = fit_strengths(wins)
+    theirs = choix.ilsr_pairwise_dense(wins + PRIOR_TIE * (1 - np.eye(5)), max_iter=10_000,
+                                       tol=1e-12)
+    assert np.allclose(ours, theirs - theirs.mean(), atol=1e-6)

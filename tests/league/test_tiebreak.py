@@ -63,7 +63,7 @@ def season_file(root: Path, name: str, tiebreak: str) -> Path:
 [season]
 name = "{name}"
 table_size = 2
-matches_per_group = 2
+matches_per_group = 4
 entrants = ["bots/*"]
 [rules]
 target_score = 200
@@ -105,7 +105,7 @@ def test_tied_entrants_play_extra_matches_until_the_cap(tmp_path: Path) -> None:
         store.close()
     extra = [m for m in matches if is_tiebreak(m["match_id"])]
     main = [m for m in matches if not is_tiebreak(m["match_id"])]
-    assert len(main) == 12 and all(m["status"] == "done" for m in matches)
+    assert len(main) == 24 and all(m["status"] == "done" for m in matches)
     # Batches of 3 pairs x 2 matches among the tied twins; the cap (24) allows four.
     assert 0 < len(extra) <= 24 and len(extra) % 6 == 0
     assert [m["match_id"] for m in matches] == sorted(m["match_id"] for m in matches)
@@ -135,9 +135,9 @@ def test_a_stopped_tiebreak_stage_resumes_to_the_same_results(tmp_path: Path) ->
 
     season = load_season(season_file(tmp_path / "b", "season", TIEBREAK))
     with pytest.raises(KeyboardInterrupt):  # mid-stage: the first batch half played
-        run_season(season, InProcess(stop_after=12 + 3), key=KEY)
+        run_season(season, InProcess(stop_after=24 + 3), key=KEY)
     results, ids = stored(season.store_path)
-    assert len([i for i in ids if is_tiebreak(i)]) == 6 and len(results) == 2 * 15
+    assert len([i for i in ids if is_tiebreak(i)]) == 6 and len(results) == 2 * 27
     resumed = InProcess()
     run_season(season, resumed)
     assert resumed.played[:3] == [i for i in ids if is_tiebreak(i)][3:], "the batch first"
@@ -151,4 +151,4 @@ def test_no_tiebreak_stage_unless_asked(tmp_path: Path) -> None:
     season = load_season(season_file(tmp_path, "plain", ""))
     run_season(season, InProcess(), key=KEY)
     _, ids = stored(season.store_path)
-    assert len(ids) == 12 and not any(is_tiebreak(i) for i in ids)
+    assert len(ids) == 24 and not any(is_tiebreak(i) for i in ids)
