@@ -27,6 +27,7 @@ from arena.league.driver import (
 from arena.league.executor import Executor, JobOutcome, LocalExecutor
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore
+from arena.league.tiebreak import tiebreak_summary
 from arena.rules.seeds import key_commitment
 
 
@@ -160,11 +161,15 @@ def _season_status(args: argparse.Namespace) -> int:
     if not season.store_path.exists():
         print(f"season {season.name}: not started ({season.store_path} does not exist)")
         return 0
-    store, _, matches = open_store(season)
+    store, _, _ = open_store(season)
     try:
         counts = store.counts()
         print(f"season {season.name}: {counts['done']} done, {counts['failed']} failed, "
-              f"{counts['scheduled']} to play, of {len(matches)}")
+              f"{counts['scheduled']} to play, of {sum(counts.values())}")
+        extra = tiebreak_summary(store.matches())
+        if extra["matches"]:
+            print(f"  tie-break stage: {extra['matches']} extra matches in "
+                  f"{extra['batches']} batch(es), {extra['done']} done (counted above)")
         for match in store.matches():
             if match["status"] == "failed":
                 error = str(match["error"] or "").strip().splitlines()

@@ -77,8 +77,7 @@ td.num {{ text-align: right; }} a {{ color: #0b57d0; display: inline-block; min-
 </style>
 </head>
 <body>
-<header><span class="logo" aria-hidden="true">UNO</span><span style="position:absolute;
-width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)">UNO</span> Arena</header>
+<header><span class="logo">UNO</span> Arena</header>
 <main>
 <h1>Seasons</h1>
 <table class="seasons">

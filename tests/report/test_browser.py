@@ -494,6 +494,9 @@ def test_standings_sort_and_filter(chromium: Chromium, site: str, view: StoreVie
         expect(strength).to_have_attribute("aria-sort", "descending")
         shown = [row.split("|")[1].split()[0] for row in visible_rows(page, "table.standings")]
         assert [strength_of[n] for n in shown] == sorted(strength_of.values(), reverse=True)
+        # Header names are shown as written (no upper-casing of bot names).
+        assert page.evaluate("getComputedStyle(document.querySelector('thead th'))"
+                             ".textTransform") == "none"
         matches = page.locator("table.standings thead th", has_text="Matches")
         matches.locator("button").click()
         expect(matches).to_have_attribute("aria-sort", "ascending")

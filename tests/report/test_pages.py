@@ -371,6 +371,11 @@ def test_bot_page(season: SeasonRun, view: StoreView, name: str) -> None:
     assert [x for x, _ in mu_line] == sorted(x for x, _ in mu_line)
     band = svg.find("polygon", class_="band").attrs["points"].split()
     assert len(band) == 2 * (len(mine) + 1)
+    # The band starts at the prior's sigma (25/3), not at a point; the axes are titled.
+    (x0, top), (x1, bottom) = (tuple(map(float, p.split(","))) for p in (band[0], band[-1]))
+    assert x0 == x1 and bottom - top > 10
+    titles = [t.text for t in svg.find_all("text", class_="axis-title")]
+    assert any("matches played" in t for t in titles) and any("mu" in t for t in titles)
     last_match, last_mu, last_sigma = standing.history[-1]
     assert svg.find("desc").text == (
         f"{len(mine)} matches; after match {last_match} mu is {last_mu:.2f} and sigma "
@@ -708,6 +713,38 @@ def test_accessibility_basics(season: SeasonRun) -> None:
         charts = parse(path).find_all("svg")
         assert len(charts) == 1
         assert charts[0].attrs["role"] == "img" and charts[0].find("title").text
+
+
+def test_logo_says_uno_arena_once(season: SeasonRun) -> None:
+    for path in html_pages(season.report):
+        brand = parse(path).find("a", class_="brand")
+        assert brand.text == "UNO Arena", (path, brand.text)
+
+
+def test_entrants_without_matches_are_listed_apart(season: SeasonRun, tmp_path: Path) -> None:
+    """A bot whose every match failed (its build, say) is not ranked: it is listed under
+    Unrated, and its failures are explained."""
+    store_path = copy_season(season.folder, tmp_path / "season")
+    store = SeasonStore(store_path)
+    try:
+        broken = store.entrant_id("broken", "2.0", "/bots/broken", "hash-broken",
+                                  {"name": "broken"})
+        store.db.execute("INSERT INTO matches (match_id, chance, grp, deal, seats) "
+                         "VALUES ('m99999', 'm99999', 99, 0, ?)", (f"[{broken}, 1]",))
+        store.record_failure("m99999", "entrant broken 2.0 could not be built: exit 2")
+    finally:
+        store.close()
+    out = tmp_path / "site"
+    render_site(store_path, out)
+    page = parse(out / "index.html")
+    ranked = [r[1].find("a").text for r in table_rows(page.find("table", class_="standings"))]
+    assert "broken" not in ranked and len(ranked) == len(BOTS)
+    unrated = page.find("ul", class_="unrated")
+    assert [a.text for a in unrated.find_all("a")] == ["broken"]
+    assert "could not be built" in page.find("ul", class_="failures").text
+    data = json.loads((out / "standings.json").read_text())
+    assert data["unrated"] == ["broken"]
+    assert data["standings"][-1]["rank"] == "unrated"
 
 
 def test_every_link_resolves(season: SeasonRun) -> None:
