@@ -118,7 +118,7 @@ def test_standings_command_prints_the_leaderboard(sample: SampleRun, store: Seas
     assert shown.returncode == 0, shown.stderr
     by_id = names(store)
     expected = [by_id[r.entrant_id] for r in season_ratings(store).official.rows]
-    rows = [line for line in shown.stdout.splitlines() if " 1.0 " in line]
+    rows = [line for line in shown.stdout.splitlines() if " 1.0 " in line and line.startswith("│")]
     assert [next(n for n in expected if f" {n} 1.0 " in line) for line in rows] == expected
 
 

@@ -152,3 +152,25 @@ def test_no_tiebreak_stage_unless_asked(tmp_path: Path) -> None:
     run_season(season, InProcess(), key=KEY)
     _, ids = stored(season.store_path)
     assert len(ids) == 24 and not any(is_tiebreak(i) for i in ids)
+
+
+def test_standings_command_says_which_bots_cannot_be_separated(tmp_path: Path) -> None:
+    """`arena season standings`: shared ranks in the table, and the verdict in words."""
+    import os
+    import subprocess
+    import sys
+
+    path = season_file(tmp_path, "words", "")
+    run_season(load_season(path), InProcess(), key=KEY)
+    shown = subprocess.run([sys.executable, "-m", "arena.cli", "season", "standings",
+                            str(path)], capture_output=True, text=True, timeout=120,
+                           cwd=Path(__file__).resolve().parents[2],
+                           env={**os.environ, "COLUMNS": "200"})
+    assert shown.returncode == 0, shown.stderr
+    rows = [line for line in shown.stdout.splitlines() if line.startswith("│")]
+    twins = [line for line in rows if "twin-" in line]
+    assert len(twins) == 3 and all("1\N{EN DASH}3" in line for line in twins), shown.stdout
+    verdict = next(line for line in shown.stdout.splitlines() if "cannot be separated" in line)
+    for name in ("twin-a 1.0", "twin-b 1.0", "twin-c 1.0"):
+        assert name in verdict
+    assert "weak 1.0" not in verdict
