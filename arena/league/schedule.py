@@ -42,10 +42,13 @@ import dataclasses
 import itertools
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-from numpy.typing import NDArray
-from scipy.optimize import linear_sum_assignment
+if TYPE_CHECKING:  # numpy and scipy are imported where tables of 3+ need them: every
+    # process that reads the store imports this module (a Dask worker, at its first
+    # match), and scipy.optimize alone costs about 0.7 s to import
+    import numpy as np
+    from numpy.typing import NDArray
 
 EXHAUSTIVE_SEATINGS = 720
 """Groups with at most this many seatings (k!, up to 6 seats) weigh every one."""
@@ -194,6 +197,8 @@ _NEXT_SEAT = {size: [(i + 1) % size for i in range(size)] for size in range(2, 1
 def _balanced_positions(members: tuple[int, ...], balance: _Balance) -> tuple[int, ...]:
     """The seating that sends each member where it has sat least (a minimum-cost
     assignment of members to positions)."""
+    from scipy.optimize import linear_sum_assignment
+
     cost = balance.positions[list(members)]
     rows, columns = linear_sum_assignment(cost)
     seats = [0] * len(members)
@@ -212,6 +217,8 @@ def _next_seats(plan: _GroupPlan, balance: _Balance, complete_block: bool,
     false: the group's last, incomplete block, where positions over the season come
     first. ``seatings``: every permutation of member indices, or None when there are too
     many to weigh (then a block is the rotations of a greedily built cyclic order)."""
+    import numpy as np
+
     size = len(plan.members)
     if len(plan.block) == size:
         plan.block = []
@@ -326,6 +333,8 @@ def _rounds_of_disjoint_groups(groups: list[tuple[int, ...]]) -> list[list[int]]
 
 def _table_schedule(entrants: int, table_size: int, matches_per_group: int,
                     duplicate_deals: bool) -> list[ScheduledMatch]:
+    import numpy as np
+
     groups = list(itertools.combinations(range(entrants), table_size))
     rounds = _rounds_of_disjoint_groups(groups)
     total = len(groups) * matches_per_group
