@@ -174,6 +174,13 @@ def test_export_json_gives_the_stored_results_and_ratings(sample: SampleRun,
             for row in data["ratings"]] == [
         (by_id[s.entrant_id], s.mu, s.sigma, s.conservative, s.matches, s.wins,
          s.average_place, s.average_score, s.faults) for s in board.standings]
+    # The official standings, with their ranks and intervals.
+    official = season_ratings(store).official
+    assert [(row["bot"], row["rank"], row["rank_interval"], row["matches"])
+            for row in data["standings"]] == [
+        (by_id[r.entrant_id], r.rank_label, list(r.interval), r.matches) for r in official.rows]
+    assert data["unrated"] == []
+    assert data["cannot_separate"] == [[by_id[e] for e in g] for g in official.groups]
 
 
 def test_running_again_plays_nothing_and_changes_no_row(sample: SampleRun,
