@@ -26,8 +26,9 @@ also treat every match as independent, which the two matches of a duplicate deal
 Uncertainty: the matches are resampled with replacement (``RESAMPLES`` times, with a fixed
 seed: the standings are a pure function of the results); the matches of one duplicate deal
 are resampled together, as they share their cards. Each entrant's rank interval is the
-2.5th to 97.5th percentile of its rank over the resamples; entrants whose intervals
-overlap form a group that shares a rank ("1-3"), because the data cannot separate them.
+2.5th to 97.5th percentile of its rank over the resamples; neighbours in the standings
+whose intervals all overlap one another form a group that shares a rank ("1-3"), because
+the data cannot separate any two of them.
 "P > next" is the share of resamples in which an entrant's strength is above the next
 one's: the same statistic the table is sorted by, and it keeps the correlation between
 the two estimates (both come from the same resampled season).
@@ -73,7 +74,8 @@ class OfficialRow:
     interval: tuple[int, int]
     """The 2.5th-97.5th percentile of its rank over the bootstrap resamples (95%)."""
     shared: tuple[int, int]
-    """The positions of its group: entrants whose rank intervals overlap share a rank."""
+    """The positions of its group: neighbours whose rank intervals all overlap one another
+    share a rank."""
     above_next: float | None
     """Share of resamples in which its strength is above the next row's (None: last)."""
     matches: int
@@ -174,6 +176,23 @@ def _order(strengths: NDArray[np.float64], entrants: Sequence[int]) -> list[int]
                                                         entrants[i]))
 
 
+def sharing_groups(intervals: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """The rows (indices, best first) that share a rank: runs in which every rank interval
+    overlaps every other one, so no two members are separated. (Chaining overlaps instead,
+    A with B and B with C while A is clearly above C, would lump A with C and overstate
+    the doubt; each row's own interval is shown beside its rank anyway.)"""
+    groups: list[list[int]] = []
+    common = (0, 0)  # the ranks all intervals of the current group share
+    for index, (low, high) in enumerate(intervals):
+        if groups and low <= common[1] and high >= common[0]:
+            groups[-1].append(index)
+            common = (max(common[0], low), min(common[1], high))
+        else:
+            groups.append([index])
+            common = (low, high)
+    return groups
+
+
 def official_standings(outcomes: Sequence[Outcome], entrant_ids: Sequence[int],
                        resamples: int = RESAMPLES, seed: int = SEED) -> OfficialStandings:
     """The official standings of a season: a pure function of the set of results."""
@@ -216,17 +235,7 @@ def _fit_and_bootstrap(outcomes: Sequence[Outcome], played: dict[int, set[str]],
     low = np.percentile(ranks, INTERVAL[0], axis=0, method="lower")
     high = np.percentile(ranks, INTERVAL[1], axis=0, method="higher")
     intervals = {i: (int(low[i]), int(high[i])) for i in range(size)}
-    # Groups: runs in the sorted order whose intervals overlap the run's span so far.
-    groups: list[list[int]] = []
-    span = (0, 0)
-    for i in order:
-        lo, hi = intervals[i]
-        if groups and lo <= span[1] and hi >= span[0]:
-            groups[-1].append(i)
-            span = (min(span[0], lo), max(span[1], hi))
-        else:
-            groups.append([i])
-            span = (lo, hi)
+    groups = [[order[k] for k in run] for run in sharing_groups([intervals[i] for i in order])]
     shared = {}
     for group in groups:
         first, last = position[group[0]], position[group[-1]]

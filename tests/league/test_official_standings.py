@@ -112,6 +112,15 @@ def test_rows_sorted_by_strength_and_p_above_next_is_the_bootstrap_share() -> No
         assert first <= row.position <= last
 
 
+def test_a_shared_rank_needs_every_two_members_unseparated() -> None:
+    """A with B and B with C overlapping, A and C not: A and C do not share a rank."""
+    from arena.rating.official import sharing_groups
+
+    assert sharing_groups([(1, 2), (1, 3), (3, 4), (4, 4)]) == [[0, 1], [2, 3]]
+    assert sharing_groups([(1, 3), (1, 3), (2, 3), (4, 4)]) == [[0, 1, 2], [3]]
+    assert sharing_groups([(1, 1), (2, 2), (3, 3)]) == [[0], [1], [2]]
+
+
 def test_an_undefeated_bot_gets_a_finite_strength() -> None:
     outcomes = simulated([9.0, 0.0, -0.5], 2, 6, seed=3)
     assert all(o.place == 1 for o in outcomes if o.entrant_id == 0)
