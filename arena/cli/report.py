@@ -12,7 +12,7 @@ from arena.cli.season import reader_errors, reading, season_or_exit
 from arena.league.season import SeasonError
 from arena.league.store import SeasonStore, StoreError, StoreMissing
 from arena.report.render import render_site
-from arena.report.serve import make_server
+from arena.report.serve import make_server, season_sites
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -67,13 +67,14 @@ def _serve(args: argparse.Namespace) -> int:
     """Serve a rendered site on localhost."""
     directory = Path(args.directory)
     if not (directory / "index.html").exists():
-        candidates = sorted(p.parent for p in directory.glob("*/index.html"))
+        candidates = season_sites(directory)
         if len(candidates) == 1:
             directory = candidates[0]
         elif not candidates:
             print(f"arena serve: no index.html in {directory}; render one with `arena report`",
                   file=sys.stderr)
             return 1
+        # Several seasons: / lists them, each served from its folder.
     server = make_server(directory, args.port)
     print(f"serving {directory} at http://127.0.0.1:{server.server_port}/ (Ctrl-C to stop)",
           flush=True)

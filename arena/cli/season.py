@@ -37,11 +37,13 @@ from arena.league.driver import (
     leaderboard,
     read_store,
     run_season,
+    season_ratings,
 )
 from arena.league.executor import Executor, JobOutcome, LocalExecutor
 from arena.league.lock import SeasonBusy, holder
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore, StoreError, StoreMissing
+from arena.league.tiebreak import tiebreak_summary
 from arena.rules.seeds import key_commitment
 from arena.sandbox import SandboxError, require_containment
 
@@ -276,25 +278,50 @@ def _print_failure(console: Console, outcome: JobOutcome) -> None:
                       highlight=False)
 
 
+def separation_sentences(groups: list[list[str]]) -> list[str]:
+    """In words: which entrants the data cannot separate."""
+    sentences = []
+    for names in groups:
+        listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+        sentences.append(f"{listed} cannot be separated by this season's results: their "
+                         "rank intervals overlap, so they share a rank.")
+    return sentences
+
+
 def _print_standings(season: Season, store: SeasonStore, console: Console) -> None:
-    board = leaderboard(store)
+    ratings = season_ratings(store)
     names = {int(str(e["id"])): escape(f"{e['name']} {e['version']}")  # a bot names itself
              for e in store.entrants()}
+    matches = store.matches()
     if not console.is_terminal:  # piped or logged: do not squeeze the table into 80 columns
-        console = Console(width=120)
-    table = Table(title=f"{season.name}: standings (TrueSkill rating = mu - 3 sigma; "
-                        "place and score are averages)")
-    for column in ("#", "bot", "rating", "mu", "sigma", "P>next", "games", "wins", "win%",
-                   "place", "score", "faults"):
+        console = Console(width=140)
+    official = ratings.official
+    table = Table(title=f"{season.name}: standings (Bradley-Terry strength over who finished "
+                        f"ahead of whom, all results at once; rank interval: 95% bootstrap)")
+    for column in ("rank", "bot", "strength", "interval", "P>next", "live", "games", "wins",
+                   "win%", "place", "score", "faults"):
         table.add_column(column, justify="left" if column == "bot" else "right")
-    for rank, (row, above) in enumerate(zip(board.standings, board.outranks_next,
-                                            strict=True), start=1):
-        table.add_row(str(rank), names.get(row.entrant_id, "?"), f"{row.conservative:.2f}",
-                      f"{row.mu:.2f}", f"{row.sigma:.2f}",
-                      "" if above is None else f"{above:.0%}", str(row.matches),
-                      f"{row.wins:g}", f"{row.win_rate:.0%}", f"{row.average_place:.2f}",
-                      f"{row.average_score:.0f}", str(row.faults))
+    for row in official.rows:
+        live = ratings.standing(row.entrant_id)
+        table.add_row(row.rank_label, names.get(row.entrant_id, "?"), f"{row.strength:+.2f}",
+                      row.interval_label,
+                      "" if row.above_next is None else f"{row.above_next:.0%}",
+                      f"{live.conservative:.2f}", str(live.matches), f"{live.wins:g}",
+                      f"{live.win_rate:.0%}", f"{live.average_place:.2f}",
+                      f"{live.average_score:.0f}", str(live.faults))
     console.print(table)
+    for sentence in separation_sentences(
+            [[names.get(e, "?") for e in group] for group in official.groups]):
+        console.print(sentence)
+    if official.unrated:
+        console.print("unrated (no match recorded): " + ", ".join(
+            names.get(e, "?") for e in official.unrated))
+    failed = [m for m in matches if m["status"] == "failed"]
+    if failed:
+        console.print(f"{len(failed)} match(es) failed and count for no one: "
+                      "`arena season status` says why")
+    console.print("live = the running TrueSkill rating (mu - 3 sigma, schedule order, draw "
+                  f"probability {ratings.live.draw_probability:.2%} from the season's ties)")
 
 
 # -- readers ------------------------------------------------------------------------------
@@ -311,6 +338,10 @@ def _season_status(args: argparse.Namespace) -> int:
             total = sum(counts.values())
             print(f"season {season.name}: {counts['done']} done, {counts['failed']} failed, "
                   f"{counts['scheduled']} to play, of {total}")
+            extra = tiebreak_summary(store.matches())
+            if extra["matches"]:
+                print(f"  tie-break stage: {extra['matches']} extra matches in "
+                      f"{extra['batches']} batch(es), {extra['done']} done (counted above)")
             running = holder(season.folder)
             if running is not None:
                 print(f"  being played now by `arena season run` ({running.describe()})")
@@ -355,6 +386,7 @@ def _season_export(args: argparse.Namespace) -> int:
             entrants = {int(str(e["id"])): e for e in store.entrants()}
             results = store.results()
             board = leaderboard(store)
+            official = season_ratings(store).official
     except (StoreError, SeasonError) as error:
         return reader_errors(season, error)
     if args.format == "json":
@@ -366,6 +398,15 @@ def _season_export(args: argparse.Namespace) -> int:
                          "matches": s.matches, "wins": _whole(s.wins),
                          "average_place": s.average_place, "average_score": s.average_score,
                          "faults": s.faults} for s in board.standings],
+            "standings": [{"bot": entrants[r.entrant_id]["name"],
+                           "version": entrants[r.entrant_id]["version"],
+                           "rank": r.rank_label, "position": r.position,
+                           "rank_interval": list(r.interval), "strength": r.strength,
+                           "p_above_next": r.above_next, "matches": r.matches}
+                          for r in official.rows],
+            "unrated": [entrants[e]["name"] for e in official.unrated],
+            "cannot_separate": [[entrants[e]["name"] for e in group]
+                                for group in official.groups],
             "results": [{"match_id": r.match_id, "seat": r.seat,
                          "bot": entrants[r.entrant_id]["name"],
                          "version": entrants[r.entrant_id]["version"], "place": r.place,

@@ -23,8 +23,9 @@ from arena.league.lock import SeasonLock
 from arena.league.preflight import ProbeJob, describe_broken
 from arena.league.schedule import ScheduledMatch, schedule
 from arena.league.season import Season, SeasonError
-from arena.league.store import SeasonStore, StoreError, StoreMissing, store_trouble
-from arena.rating import Leaderboard, rate_season
+from arena.league.store import SeasonStore, StoredResult, StoreError, StoreMissing, store_trouble
+from arena.league.tiebreak import next_batch, scheduled_tiebreak
+from arena.rating import Leaderboard, Outcome, SeasonRatings, rate
 from arena.rules.options import unsupported_message
 from arena.rules.seeds import KEY_BYTES, MatchSeed, key_commitment
 from arena.sandbox.manifest import BotManifest
@@ -239,6 +240,7 @@ def run_season(season: Season, executor: Executor | None = None,
     ``key``: the season key to use at the first run (default: a fresh secret one).
     ``on_start`` hears what is to play (once the season is held and its store checked),
     ``on_note`` what is being done before the first match, ``on_outcome`` each match.
+    When the season file asks for a tie-break stage, its batches follow the schedule.
 
     Raises SeasonBusy (another run holds the season), SeasonChanged, StoreError (a damaged
     store, an unwritable folder), EntrantsRefused (nothing was played) or RunStopped (a full
@@ -254,10 +256,10 @@ def run_season(season: Season, executor: Executor | None = None,
         raise _folder_trouble(season, error) from None
     try:
         sweep_leftovers()
-        store, _, matches = open_store(season)
+        store, ids, matches = open_store(season)
         try:
             secret = season_key(store, key)
-            return _run(season, store, matches, secret, executor, on_outcome, on_note,
+            return _run(season, store, ids, matches, secret, executor, on_outcome, on_note,
                         on_start)
         finally:
             store.close()
@@ -266,8 +268,9 @@ def run_season(season: Season, executor: Executor | None = None,
         lock.release()
 
 
-def _run(season: Season, store: SeasonStore, matches: list[ScheduledMatch], secret: bytes,
-         executor: Executor, on_outcome: Callable[[JobOutcome, RunSummary], None] | None,
+def _run(season: Season, store: SeasonStore, ids: list[int], matches: list[ScheduledMatch],
+         secret: bytes, executor: Executor,
+         on_outcome: Callable[[JobOutcome, RunSummary], None] | None,
          on_note: Callable[[str], None] | None,
          on_start: Callable[[RunSummary], None] | None) -> RunSummary:
     # Logs of matches that were in flight when an earlier run died (no run holds the
@@ -279,48 +282,68 @@ def _run(season: Season, store: SeasonStore, matches: list[ScheduledMatch], secr
     except OSError as error:
         raise _folder_trouble(season, error) from None
     pending = set(store.pending())
+    # Tie-break matches of a batch in flight when an earlier run stopped come too.
+    staged = scheduled_tiebreak(store, ids)
+    todo = [m for m in [*matches, *staged] if m.match_id in pending]
+    total = len(matches) + len(staged)
+    already = total - len(todo)
     if on_start is not None:
-        on_start(RunSummary(len(matches), len(matches) - len(pending), 0, 0, ()))
-    needed = {e for m in matches if m.match_id in pending for e in m.seats}
-    ready = check_entrants(season, needed, executor, on_note)
-    jobs = [
-        MatchJob(match_id=m.match_id, seed=MatchSeed.keyed(secret, m.chance),
-                 bots=tuple(ready[e] for e in m.seats), rules=season.rules,
-                 limits=season.limits, sandbox=season.sandbox,
-                 log_path=season.logs / f"{m.match_id}.jsonl.gz",
-                 output_dir=season.logs / m.match_id)
-        for m in matches if m.match_id in pending]
+        on_start(RunSummary(total, already, 0, 0, ()))
+    prepared = {e for m in todo for e in m.seats}
+    ready = check_entrants(season, prepared, executor, on_note)
     played = failed = 0
     failures: list[tuple[str, str]] = []
-    already = len(matches) - len(jobs)
-    summary = RunSummary(len(matches), already, 0, 0, ())
-    outcomes = executor.run(jobs)
-    try:
-        for outcome in outcomes:
-            if outcome.stop is not None:
-                raise RunStopped(f"{outcome.stop}; match {outcome.match_id} was not recorded: "
-                                 "fix that, then run the same command again to resume")
-            if outcome.record is not None:
-                store.record(outcome.record)
-                played += 1
-            else:
-                store.record_failure(outcome.match_id, outcome.error or "unknown error")
-                failed += 1
-                failures.append((outcome.match_id, outcome.error or ""))
-            summary = RunSummary(len(matches), already, played, failed, tuple(failures))
-            if on_outcome is not None:
-                on_outcome(outcome, summary)
-    except OSError as error:  # the driver's own writes (logs shipped back by a cluster)
-        trouble = host_trouble(error)
-        if trouble is None:
-            raise
-        raise RunStopped(f"{trouble}: fix that, then run the same command again to resume"
-                         ) from None
-    finally:
-        close = getattr(outcomes, "close", None)
-        if close is not None:
-            close()
-    return summary
+    summary = RunSummary(total, already, 0, 0, ())
+    while True:
+        jobs = [
+            MatchJob(match_id=m.match_id, seed=MatchSeed.keyed(secret, m.chance),
+                     bots=tuple(ready[e] for e in m.seats), rules=season.rules,
+                     limits=season.limits, sandbox=season.sandbox,
+                     log_path=season.logs / f"{m.match_id}.jsonl.gz",
+                     output_dir=season.logs / m.match_id)
+            for m in todo]
+        outcomes = executor.run(jobs)
+        try:
+            for outcome in outcomes:
+                if outcome.stop is not None:
+                    raise RunStopped(f"{outcome.stop}; match {outcome.match_id} was not "
+                                     "recorded: fix that, then run the same command again to "
+                                     "resume")
+                if outcome.record is not None:
+                    store.record(outcome.record)
+                    played += 1
+                else:
+                    store.record_failure(outcome.match_id, outcome.error or "unknown error")
+                    failed += 1
+                    failures.append((outcome.match_id, outcome.error or ""))
+                summary = RunSummary(total, already, played, failed, tuple(failures))
+                if on_outcome is not None:
+                    on_outcome(outcome, summary)
+        except OSError as error:  # the driver's own writes (logs shipped back by a cluster)
+            trouble = host_trouble(error)
+            if trouble is None:
+                raise
+            raise RunStopped(f"{trouble}: fix that, then run the same command again to "
+                             "resume") from None
+        finally:
+            close = getattr(outcomes, "close", None)
+            if close is not None:
+                close()
+        # The tie-break stage (when the file asks for it): a batch at a time, each decided
+        # from the standings after the previous one; not after a failure.
+        if failed:
+            return summary
+        todo = next_batch(season, store, season_ratings(store).official, ids)
+        if not todo:
+            return summary
+        store.schedule(todo, ids)
+        total += len(todo)
+        more = {e for m in todo for e in m.seats} - prepared
+        if more:
+            checked = check_entrants(season, more, executor, on_note)
+            for entrant in more:
+                ready[entrant] = checked[entrant]
+            prepared |= more
 
 
 def check_entrants(season: Season, needed: set[int], executor: Executor,
@@ -377,6 +400,29 @@ def prepare_entrants(season: Season, needed: set[int] | Sequence[int]
     return ready, broken
 
 
-def leaderboard(store: SeasonStore) -> Leaderboard:
+def outcome_of(result: StoredResult, chance: str) -> Outcome:
+    """A stored result as the rating code reads it; ``chance`` is its match's deal label
+    (shared by the matches of a duplicate deal, which the bootstrap resamples together)."""
+    return Outcome(result.match_id, result.entrant_id, result.seat, result.place,
+                   result.score, result.rounds_won, result.strikes, result.disqualified,
+                   result.faults, chance if chance != result.match_id else "")
+
+
+def season_outcomes(store: SeasonStore) -> list[Outcome]:
+    chances = {str(m["match_id"]): str(m["chance"]) for m in store.matches()}
+    return [outcome_of(r, chances.get(r.match_id, r.match_id)) for r in store.results()]
+
+
+def season_ratings(store: SeasonStore) -> SeasonRatings:
+    """The live TrueSkill and the official standings of the results recorded so far."""
     ids = [int(str(e["id"])) for e in store.entrants()]
-    return rate_season(store.results(), ids)
+    return rate(season_outcomes(store), ids)
+
+
+def leaderboard(store: SeasonStore) -> Leaderboard:
+    """The live TrueSkill (schedule order, draw probability calibrated from the ties)."""
+    from arena.rating import calibrated_draw_probability, rate_season
+
+    ids = [int(str(e["id"])) for e in store.entrants()]
+    outcomes = season_outcomes(store)
+    return rate_season(outcomes, ids, calibrated_draw_probability(outcomes))

@@ -4,7 +4,7 @@
     name = "sample"
     table_size = 2             # players per match, 2..10
     matches_per_group = 4      # per pair at 2-player tables, per group of k otherwise
-    duplicate_deals = false    # play each deal once per seat rotation
+    duplicate_deals = true     # each deal once per seat rotation (default at 2 seats)
     parallelism = 2            # matches at once (default: the cores this process may use)
     pin_cores = true           # workers filling the cores get one core each (see executor)
     entrants = ["python/*"]    # bot folders or globs, relative to this file
@@ -24,6 +24,11 @@
     build_network = false      # true: build steps reach registries (never the host)
     trusted_bots = false       # true: the fallback sandbox may run them (see arena/sandbox)
     off_turn = "throttle"      # a bot off turn: "throttle" (1% of a core), "freeze", "run"
+
+    [tiebreak]                 # optional: separate entrants the standings cannot
+    enabled = true             # extra matches among entrants whose rank intervals overlap
+    max_matches = 200          # at most this many extra matches in all
+    batch = 2                  # matches per pair (or group) between two checks
 
     [output]
     folder = "runs/sample"     # season store and match logs
@@ -79,6 +84,17 @@ class SandboxSettings:
 
 
 @dataclass(frozen=True)
+class TiebreakSettings:
+    """The tie-break stage (``arena.league.tiebreak``): off unless the file turns it on."""
+
+    enabled: bool = False
+    max_matches: int = 200
+    """Extra matches in all, at most: the cap of the sequential test."""
+    batch: int = 2
+    """Matches per pair (or group) of tied entrants between two checks of the standings."""
+
+
+@dataclass(frozen=True)
 class Season:
     name: str
     path: Path
@@ -103,6 +119,7 @@ class Season:
     sandbox: SandboxSettings
     folder: Path
     report: Path
+    tiebreak: TiebreakSettings = TiebreakSettings()
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     @property
@@ -123,6 +140,7 @@ _KNOWN = {
     "limits": {f.name for f in fields(Limits)},
     "sandbox": {f.name for f in fields(SandboxSettings)},
     "output": {"folder", "report"},
+    "tiebreak": {f.name for f in fields(TiebreakSettings)},
 }
 
 
@@ -303,11 +321,33 @@ def load_season(path: Path | str) -> Season:
         raise sandbox_reader.error("backend", " or ".join(f'"{b}"' for b in BACKENDS),
                                    sandbox.backend)
     output = _Reader(path, "output", data.get("output", {}))
+    # Two-player seasons play duplicate deals unless the file says otherwise: it cuts the
+    # luck of the cards (each deal is played once from each seat).
+    duplicate_deals = season.boolean("duplicate_deals", table_size == 2)
+    if duplicate_deals and per_group % table_size:
+        default = "" if "duplicate_deals" in season.data else (
+            ", which two-player seasons play by default")
+        raise SeasonError(
+            f"{path}: [season] matches_per_group is {per_group}, but with duplicate "
+            f"deals{default} each deal is played once per seat rotation, so it must be a "
+            f"multiple of table_size ({table_size}): use "
+            f"{per_group + table_size - per_group % table_size}, or set duplicate_deals = false")
+    tiebreak_reader = _Reader(path, "tiebreak", data.get("tiebreak", {}))
+    tiebreak_defaults = TiebreakSettings()
+    tiebreak = TiebreakSettings(
+        enabled=tiebreak_reader.boolean("enabled", tiebreak_defaults.enabled),
+        max_matches=tiebreak_reader.integer("max_matches", tiebreak_defaults.max_matches, 1),
+        batch=tiebreak_reader.integer("batch", tiebreak_defaults.batch, 1),
+    )
+    if duplicate_deals and tiebreak.batch % table_size:
+        raise SeasonError(
+            f"{path}: [tiebreak] batch is {tiebreak.batch}, but with duplicate deals it must "
+            f"be a multiple of table_size ({table_size})")
     base = path.parent
     return Season(
         name=name, path=path.resolve(),
         table_size=table_size, matches_per_group=per_group,
-        duplicate_deals=season.boolean("duplicate_deals", False),
+        duplicate_deals=duplicate_deals,
         parallelism=season.integer("parallelism", len(os.sched_getaffinity(0)) or 1, 1, 256),
         pin_cores=season.boolean("pin_cores", True),
         executor=executor, cluster=cluster, cluster_tls=cluster_tls,
@@ -316,5 +356,5 @@ def load_season(path: Path | str) -> Season:
         entrants=entrants, rules=rules, limits=limits, sandbox=sandbox,
         folder=(base / output.string("folder", f"runs/{name}")).resolve(),
         report=(base / output.string("report", f"reports/{name}")).resolve(),
-        raw=data,
+        tiebreak=tiebreak, raw=data,
     )

@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS matches (
     chance TEXT NOT NULL,            -- the label its deals derive under from the season key
     grp INTEGER NOT NULL,
     deal INTEGER NOT NULL,
+    round INTEGER,                   -- 1-based round of the season (NULL: before rounds)
     seats TEXT NOT NULL,             -- JSON list of entrant ids, by seat
     status TEXT NOT NULL DEFAULT 'scheduled' CHECK (status IN ('scheduled', 'done', 'failed')),
     error TEXT,
@@ -70,6 +71,7 @@ CREATE TABLE IF NOT EXISTS results (
 
 MIGRATIONS = (
     ("matches", "log_sha256", "ALTER TABLE matches ADD COLUMN log_sha256 TEXT"),
+    ("matches", "round", "ALTER TABLE matches ADD COLUMN round INTEGER"),
 )
 """Columns added since the first stores: (table, column, statement adding it)."""
 
@@ -320,11 +322,12 @@ class SeasonStore:
             for match in matches:
                 seats = json.dumps([entrant_ids[e] for e in match.seats])
                 db.execute(
-                    "INSERT INTO matches (match_id, chance, grp, deal, seats) "
-                    "VALUES (?,?,?,?,?) "
+                    "INSERT INTO matches (match_id, chance, grp, deal, round, seats) "
+                    "VALUES (?,?,?,?,?,?) "
                     "ON CONFLICT (match_id) DO UPDATE SET seats = excluded.seats "
                     "WHERE matches.status != 'done'",
-                    (match.match_id, match.chance, match.group, match.deal, seats))
+                    (match.match_id, match.chance, match.group, match.deal,
+                     match.round or None, seats))
 
     # -- results -------------------------------------------------------------------------
 
@@ -401,9 +404,9 @@ class SeasonStore:
 
     @_reading
     def matches(self) -> list[dict[str, Any]]:
-        columns = ("match_id", "chance", "grp", "deal", "seats", "status", "error", "attempts",
-                   "finished_at", "seconds", "decisions", "rounds", "round_limit_reached",
-                   "log_path", "log_sha256")
+        columns = ("match_id", "chance", "grp", "deal", "round", "seats", "status", "error",
+                   "attempts", "finished_at", "seconds", "decisions", "rounds",
+                   "round_limit_reached", "log_path", "log_sha256")
         # A store of an older version, read without migrating it, lacks the newer columns.
         selected = [c if c in self.columns else f"NULL AS {c}" for c in columns]
         rows = self.db.execute(f"SELECT {', '.join(selected)} FROM matches ORDER BY match_id")

@@ -1,14 +1,17 @@
-"""Ratings: one documented TrueSkill environment, results applied in schedule order.
+"""The live rating: one documented TrueSkill environment, results applied in schedule order.
 
 * mu 25, sigma 25/3, beta 25/6: the library's standard scale.
 * tau 0 within a season: skill does not drift between matches of one season.
-* draw probability 0.01: ties do happen (equal scores share a place); with 0 the
-  built-in backend silently inflates sigma on every tie (measured).
+* draw probability 0.01 by default; a season's ratings use the probability calibrated
+  from its own ties (``calibrated_draw_probability``). With 0 the built-in backend
+  silently inflates sigma on every tie (measured).
 * the built-in backend (not scipy, which raised FloatingPointError on ties).
 
 Each match is a free-for-all of one-player teams ranked by its final standing (ties share
 a rank, disqualified seats last). Results are applied in schedule order (match id), never
 in completion order: parallel runs finish in any order, and TrueSkill is order-dependent.
+That is why this is the *running* rating of a season in progress; the official standings
+come from an order-independent fit (``arena.rating.official``).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 
 import trueskill
 
-from arena.league.store import StoredResult
+from arena.rating.outcome import Outcome
 
 MU = 25.0
 SIGMA = MU / 3
@@ -31,6 +34,46 @@ DRAW_PROBABILITY = 0.01
 
 ENVIRONMENT = trueskill.TrueSkill(mu=MU, sigma=SIGMA, beta=BETA, tau=TAU,
                                   draw_probability=DRAW_PROBABILITY, backend=None)
+
+PRIOR_LINKS = 100
+"""Weight of the default draw probability in the calibration, in links (see below)."""
+DRAW_BOUNDS = (0.001, 0.5)
+
+
+def environment(draw_probability: float = DRAW_PROBABILITY) -> trueskill.TrueSkill:
+    """The documented environment with another draw probability."""
+    if draw_probability == DRAW_PROBABILITY:
+        return ENVIRONMENT
+    return trueskill.TrueSkill(mu=MU, sigma=SIGMA, beta=BETA, tau=TAU,
+                               draw_probability=draw_probability, backend=None)
+
+
+def calibrated_draw_probability(outcomes: Sequence[Outcome]) -> float:
+    """The draw probability that matches the season's observed tie rate.
+
+    TrueSkill models a k-player table as a chain of k - 1 links between neighbouring
+    places, each a draw when the two performances fall within the draw margin; its
+    ``draw_probability`` is the chance of that for two equal players. So the estimate is
+    the share of links between neighbouring places that are ties (equal places; seats that
+    were both disqualified are left out: sharing last place there says nothing about
+    play), shrunk towards the default 1% by ``PRIOR_LINKS`` pseudo-links (a season with
+    few results keeps about the default) and kept within ``DRAW_BOUNDS``. Ties are almost
+    all at multi-player tables (equal scores at the end); two-player tables contribute
+    links too, and their rare ties count the same way.
+    """
+    by_match: dict[str, list[Outcome]] = defaultdict(list)
+    for outcome in outcomes:
+        by_match[outcome.match_id].append(outcome)
+    links = ties = 0
+    for seats in by_match.values():
+        ordered = sorted(seats, key=lambda o: o.place)
+        for upper, lower in itertools.pairwise(ordered):
+            if upper.disqualified and lower.disqualified:
+                continue
+            links += 1
+            ties += upper.place == lower.place
+    estimate = (ties + PRIOR_LINKS * DRAW_PROBABILITY) / (links + PRIOR_LINKS)
+    return min(max(estimate, DRAW_BOUNDS[0]), DRAW_BOUNDS[1])
 
 
 @dataclass
@@ -71,6 +114,8 @@ class Leaderboard:
     """Best first, by mu - 3 sigma."""
     outranks_next: tuple[float | None, ...]
     """P(this one is truly stronger than the next one down) = Phi(dmu / sqrt(s1^2 + s2^2))."""
+    draw_probability: float = DRAW_PROBABILITY
+    """The environment's draw probability these ratings were computed with."""
 
 
 def probability_stronger(upper: Standing, lower: Standing) -> float:
@@ -78,17 +123,19 @@ def probability_stronger(upper: Standing, lower: Standing) -> float:
     return 0.5 * (1 + math.erf((upper.mu - lower.mu) / (spread * math.sqrt(2))))
 
 
-def rate_season(results: Sequence[StoredResult], entrant_ids: Sequence[int]) -> Leaderboard:
+def rate_season(results: Sequence[Outcome], entrant_ids: Sequence[int],
+                draw_probability: float = DRAW_PROBABILITY) -> Leaderboard:
     """Rate every match in match-id order; ``results`` may come in any order."""
+    env = environment(draw_probability)
     standings = {e: Standing(e) for e in entrant_ids}
-    by_match: dict[str, list[StoredResult]] = defaultdict(list)
+    by_match: dict[str, list[Outcome]] = defaultdict(list)
     for result in results:
         by_match[result.match_id].append(result)
     for match_id in sorted(by_match):
         seats = sorted(by_match[match_id], key=lambda r: r.seat)
         players = [standings.setdefault(r.entrant_id, Standing(r.entrant_id)) for r in seats]
-        teams = [(ENVIRONMENT.create_rating(p.mu, p.sigma),) for p in players]
-        rated = ENVIRONMENT.rate(teams, ranks=[r.place - 1 for r in seats])
+        teams = [(env.create_rating(p.mu, p.sigma),) for p in players]
+        rated = env.rate(teams, ranks=[r.place - 1 for r in seats])
         winners = sum(1 for r in seats if r.place == 1)
         for player, result, (rating,) in zip(players, seats, rated, strict=True):
             player.mu, player.sigma = rating.mu, rating.sigma
@@ -103,4 +150,4 @@ def rate_season(results: Sequence[StoredResult], entrant_ids: Sequence[int]) -> 
     outranks: list[float | None] = [
         probability_stronger(a, b) for a, b in itertools.pairwise(ordered)]
     outranks.append(None)
-    return Leaderboard(tuple(ordered), tuple(outranks))
+    return Leaderboard(tuple(ordered), tuple(outranks), draw_probability)

@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.league.driver import leaderboard
+from arena.league.driver import season_ratings
 from arena.league.store import SeasonStore, StoredResult
+from arena.league.tiebreak import is_tiebreak, tiebreak_summary
+from arena.rating import OfficialRow, SeasonRatings
 from arena.rating.trueskill_ratings import Leaderboard, Standing
 
 
@@ -24,6 +26,9 @@ class Bot:
     manifest: dict[str, Any]
     slug: str
     standing: Standing | None = None
+    """The live TrueSkill (schedule order): counters and the rating history."""
+    official: OfficialRow | None = None
+    """The official standings' row (None: unrated, no match recorded)."""
     rank: int = 0
     outranks_next: float | None = None
     results: list[StoredResult] = field(default_factory=list)
@@ -53,6 +58,31 @@ class MatchRow:
     finished_at: float | None
     log_sha256: str | None = None
     """SHA-256 of the log as recorded with the result (None: a store of an older version)."""
+    round: int | None = None
+    deal_matches: list[str] = field(default_factory=list)
+    """The other matches of its duplicate deal (same cards, seats rotated)."""
+    net: list[int] = field(default_factory=list)
+    """With duplicate deals, by seat: the seat's bot's points minus the average of the
+    others', summed over every match of the deal (the deal's verdict, luck of the cards
+    removed)."""
+
+    @property
+    def tiebreak(self) -> bool:
+        return is_tiebreak(self.match_id)
+
+    @property
+    def faults(self) -> int:
+        return sum(len(r.faults) for r in self.results)
+
+    def result_of(self, entrant_id: int) -> str:
+        """won / lost / tied / placed N: the match for one of its bots."""
+        mine = next((r for r in self.results if r.entrant_id == entrant_id), None)
+        if mine is None:
+            return ""
+        best = min(r.place for r in self.results)
+        if mine.place == best:
+            return "tied" if sum(r.place == best for r in self.results) > 1 else "won"
+        return "lost" if len(self.results) == 2 else f"place {mine.place}"
 
 
 @dataclass
@@ -62,6 +92,12 @@ class HeadToHead:
     meetings: int = 0
     wins: float = 0.0
     """Times ``row`` finished ahead of ``column`` (ties count half)."""
+    deals: int = 0
+    """Duplicate deals both played (at two seats: both seat orders)."""
+    deals_ahead: int = 0
+    deals_even: int = 0
+    net_points: int = 0
+    """``row``'s points minus ``column``'s over those deals."""
 
     @property
     def rate(self) -> float:
@@ -90,6 +126,11 @@ class SeasonData:
     board: Leaderboard
     counts: dict[str, int]
     store_path: Path
+    ratings: SeasonRatings | None = None
+    unrated: list[Bot] = field(default_factory=list)
+    groups: list[list[Bot]] = field(default_factory=list)
+    """Bots the data cannot separate (they share a rank), in standings order."""
+    tiebreak: dict[str, int] = field(default_factory=dict)
     key_commitment: str | None = None
     """SHA-256 of the season key (published from the start)."""
     revealed_key: str | None = None
@@ -122,7 +163,8 @@ def load_season_data(store_path: Path) -> SeasonData:
             for e in store.entrants()
         }
         results = store.results()
-        board = leaderboard(store)
+        ratings = season_ratings(store)
+        board = ratings.live
         counts = store.counts()
         raw_matches = store.matches()
         commitment = store.meta("key_commitment")
@@ -136,16 +178,25 @@ def load_season_data(store_path: Path) -> SeasonData:
         bot = bots[result.entrant_id]
         bot.results.append(result)
         bot.seat_positions.setdefault(result.seat, []).append(result)
-    for rank, (standing, above) in enumerate(
-            zip(board.standings, board.outranks_next, strict=True), start=1):
-        bot = bots[standing.entrant_id]
-        bot.standing, bot.rank, bot.outranks_next = standing, rank, above
-    ranked = [bots[s.entrant_id] for s in board.standings if s.matches or len(bots) < 50]
+    for standing in board.standings:
+        bots[standing.entrant_id].standing = standing
+    official = ratings.official
+    for row in official.rows:
+        bot = bots[row.entrant_id]
+        bot.official, bot.rank, bot.outranks_next = row, row.position, row.above_next
+    ranked = [bots[row.entrant_id] for row in official.rows]
+    # Unrated: entrants that played no match. An older version of a bot that was replaced
+    # before it played (same name, another content hash) is not listed at all.
+    current = {(b.name, b.folder) for b in ranked}
+    unrated = [bots[e] for e in official.unrated
+               if (bots[e].name, bots[e].folder) not in current]
+    groups = [[bots[e] for e in group] for group in official.groups]
     matches = [
         MatchRow(m["match_id"], m["status"], m["chance"], m["seats"],
                  sorted(by_match.get(m["match_id"], []), key=lambda r: r.seat),
                  m["seconds"], m["decisions"], m["rounds"], bool(m["round_limit_reached"]),
                  m["log_path"], m["error"], m["finished_at"], m["log_sha256"])
+                 m["log_path"], m["error"], m["finished_at"], m.get("round"))
         for m in raw_matches
     ]
     head_to_head: dict[tuple[int, int], HeadToHead] = defaultdict(HeadToHead)
@@ -157,8 +208,47 @@ def load_season_data(store_path: Path) -> SeasonData:
                 record = head_to_head[(a.entrant_id, b.entrant_id)]
                 record.meetings += 1
                 record.wins += 1.0 if a.place < b.place else 0.5 if a.place == b.place else 0.0
+    _duplicate_deals(matches, head_to_head)
     return SeasonData(name, settings, bots, ranked, matches, dict(head_to_head), board, counts,
-                      store_path, commitment, revealed)
+                      store_path, ratings=ratings, unrated=unrated, groups=groups,
+                      tiebreak=tiebreak_summary(raw_matches), key_commitment=commitment,
+                      revealed_key=revealed)
+
+
+def _duplicate_deals(matches: list[MatchRow],
+                     head_to_head: dict[tuple[int, int], HeadToHead]) -> None:
+    """Pair up the matches of each duplicate deal: partners, net points per seat, and the
+    deal's verdict for every two bots that played all of it."""
+    deals: dict[str, list[MatchRow]] = defaultdict(list)
+    for match in matches:
+        if match.chance != match.match_id:
+            deals[match.chance].append(match)
+    for members in deals.values():
+        for match in members:
+            match.deal_matches = [m.match_id for m in members if m is not match]
+        if any(m.status != "done" or not m.results for m in members):
+            continue
+        points: dict[int, float] = defaultdict(float)
+        for match in members:
+            scores = {r.entrant_id: r.score for r in match.results}
+            for entrant, score in scores.items():
+                others = [s for e, s in scores.items() if e != entrant]
+                points[entrant] += score - sum(others) / len(others)
+        for match in members:
+            match.net = [round(points[r.entrant_id]) for r in match.results]
+        entrants = sorted(points)
+        for a in entrants:
+            for b in entrants:
+                if a == b:
+                    continue
+                net = sum(
+                    next(r.score for r in m.results if r.entrant_id == a)
+                    - next(r.score for r in m.results if r.entrant_id == b) for m in members)
+                record = head_to_head[(a, b)]
+                record.deals += 1
+                record.net_points += net
+                record.deals_ahead += net > 0
+                record.deals_even += net == 0
 
 
 def read_match_log(path: Path) -> list[dict[str, Any]]:

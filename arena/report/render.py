@@ -13,9 +13,12 @@ result; everything else is rendered as usual.
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
+import io
 import json
 import shutil
+import tarfile
 import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -26,13 +29,15 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from arena.report.charts import rating_chart
+from arena.report.charts import rating_chart, season_chart
 from arena.report.data import Bot, MatchRow, SeasonData, load_season_data, read_match_log
 from arena.rules import events as ev
 from arena.rules.cards import CARD_COLOUR, CARD_NAMES
 from arena.rules.narration import card_words, describe, describe_rules, variant_lines
 
 COLOUR_NAMES = ("red", "yellow", "green", "blue", "wild")
+ASSETS = ("style.css", "replay.js", "tables.js")
+DOWNLOADS = ("standings.csv", "standings.json", "results.csv", "results.json", "logs.tar")
 STATE_FILE = ".render-state.json"
 
 
@@ -56,6 +61,9 @@ def _environment() -> Environment:
     # The rules in force (a RuleOptions dict from the store or a log header), §21-§32.
     env.filters["rules"] = describe_rules
     env.filters["variant_lines"] = variant_lines
+    env.filters["signed"] = lambda x: "" if x is None else f"{x:+.2f}"
+    env.filters["duration"] = _duration
+    env.filters["names"] = _names
     # UTC, so the same store renders the same bytes on any machine.
     env.filters["date"] = lambda t: "" if t is None else (
         datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M UTC"))
@@ -142,7 +150,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     out.mkdir(parents=True, exist_ok=True)
     for sub in ("bots", "matches", "replays", "logs", "assets"):
         (out / sub).mkdir(exist_ok=True)
-    for asset in ("style.css", "replay.js"):
+    for asset in ASSETS:
         source = resources.files("arena.report") / "static" / asset
         target = out / "assets" / asset
         content = source.read_bytes()
@@ -209,13 +217,16 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                       out / "logs" / f"{match.match_id}.jsonl.gz"):
             stale.unlink(missing_ok=True)
     chart_range = _chart_range(data)
-    write("index.html", "standings.html", 0, page="standings")
+    write("index.html", "standings.html", 0, page="standings",
+          chart=season_chart(data.ranked, _season_order(data)),
+          failures=_failures(data))
     write("head-to-head.html", "head_to_head.html", 0, page="h2h")
     write("matches.html", "matches.html", 0, page="matches")
     for bot in data.bots.values():
         write(f"bots/{bot.slug}.html", "bot.html", 1, page="bot", bot=bot,
               chart=rating_chart(bot, chart_range), positions=_positions(bot),
               faults=_faults(data, bot))
+    _write_downloads(data, out)
     state_path.write_text(json.dumps(state, sort_keys=True, indent=0))
     return RenderSummary(pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)))
@@ -225,6 +236,119 @@ def _log_key(version: str, log: Path) -> str:
     """A log's pages are reused while the templates and the log's size and time stay."""
     stat = log.stat()
     return f"{version}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def _replace(path: Path, content: bytes) -> None:
+    if not path.exists() or path.read_bytes() != content:
+        path.write_bytes(content)
+
+
+def standings_rows(data: SeasonData) -> list[dict[str, Any]]:
+    """The standings as plain rows (the CSV and JSON downloads)."""
+    rows = []
+    for bot in data.ranked + data.unrated:
+        row, live = bot.official, bot.standing
+        rows.append({
+            "rank": row.rank_label if row else "unrated",
+            "position": row.position if row else None,
+            "rank_interval_low": row.interval[0] if row else None,
+            "rank_interval_high": row.interval[1] if row else None,
+            "bot": bot.name, "version": bot.version,
+            "strength": round(row.strength, 6) if row else None,
+            "p_above_next": row.above_next if row else None,
+            "live_mu": round(live.mu, 6) if live else None,
+            "live_sigma": round(live.sigma, 6) if live else None,
+            "matches": live.matches if live else 0,
+            "wins": live.wins if live else 0,
+            "average_place": round(live.average_place, 6) if live else None,
+            "average_score": round(live.average_score, 6) if live else None,
+            "faults": live.faults if live else 0,
+        })
+    return rows
+
+
+def results_rows(data: SeasonData) -> list[dict[str, Any]]:
+    """Every seat of every match (and every failed match, once), in schedule order."""
+    rows: list[dict[str, Any]] = []
+    for match in data.matches:
+        base = {"match_id": match.match_id, "round": match.round, "status": match.status,
+                "deal": match.chance, "finished_at": match.finished_at,
+                "seconds": match.seconds, "rounds": match.rounds,
+                "decisions": match.decisions}
+        if not match.results:
+            rows.append({**base, "seat": None, "bot": None, "version": None, "place": None,
+                         "score": None, "faults": None, "disqualified": None,
+                         "error": match.error})
+            continue
+        for result in match.results:
+            bot = data.bot(result.entrant_id)
+            rows.append({**base, "seat": result.seat, "bot": bot.name,
+                         "version": bot.version, "place": result.place,
+                         "score": result.score, "faults": len(result.faults),
+                         "disqualified": result.disqualified, "error": None})
+    return rows
+
+
+def _csv(rows: list[dict[str, Any]]) -> bytes:
+    buffer = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return buffer.getvalue().encode()
+
+
+def _write_downloads(data: SeasonData, out: Path) -> None:
+    """Standings and results as CSV and JSON, and every log in one archive; the same
+    store gives the same bytes (the archive's entries carry no time of their own)."""
+    standings = standings_rows(data)
+    results = results_rows(data)
+    _replace(out / "standings.csv", _csv(standings))
+    _replace(out / "results.csv", _csv(results))
+    groups = [[b.name for b in group] for group in data.groups]
+    _replace(out / "standings.json", (json.dumps(
+        {"season": data.name, "standings": standings, "cannot_separate": groups,
+         "unrated": [b.name for b in data.unrated], "matches": data.counts},
+        indent=1) + "\n").encode())
+    _replace(out / "results.json", (json.dumps(
+        {"season": data.name, "results": results}, indent=1) + "\n").encode())
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        for log in sorted((out / "logs").glob("*.jsonl.gz")):
+            info = tarfile.TarInfo(f"{data.name}-logs/{log.name}")
+            info.size = log.stat().st_size
+            info.mode = 0o644
+            with log.open("rb") as handle:
+                archive.addfile(info, handle)
+    _replace(out / "logs.tar", buffer.getvalue())
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{seconds:.1f} s"
+
+
+def _names(bots: list[Bot]) -> str:
+    names = [b.name for b in bots]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
+def _season_order(data: SeasonData) -> list[str]:
+    """Done matches in schedule order: the x axis of the season's rating chart."""
+    return [m.match_id for m in data.matches if m.status == "done"]
+
+
+def _failures(data: SeasonData) -> list[dict[str, Any]]:
+    """Failed matches, grouped by their reason's last line (what the organiser must fix)."""
+    reasons: dict[str, list[str]] = {}
+    for match in data.matches:
+        if match.status == "failed":
+            lines = str(match.error or "unknown error").strip().splitlines() or ["?"]
+            reasons.setdefault(lines[-1], []).append(match.match_id)
+    return [{"reason": reason, "matches": ids} for reason, ids in sorted(
+        reasons.items(), key=lambda item: (-len(item[1]), item[0]))]
 
 
 def _facts(data: SeasonData) -> dict[str, Any]:
@@ -244,6 +368,7 @@ def _facts(data: SeasonData) -> dict[str, Any]:
         "done": data.counts.get("done", 0),
         "failed": data.counts.get("failed", 0),
         "scheduled": data.counts.get("scheduled", 0),
+        "tiebreak": data.tiebreak,
     }
 
 

@@ -13,21 +13,20 @@ import trueskill
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.league.store import StoredResult
-from arena.rating import ENVIRONMENT, Leaderboard, Standing, rate_season
+from arena.rating import ENVIRONMENT, Leaderboard, Outcome, Standing, rate_season
 from arena.rating.trueskill_ratings import probability_stronger
 from arena.rules.scoring import places
 
 
 def seat(match_id: str, position: int, entrant: int, place: int, score: int = 0,
-         disqualified: bool = False) -> StoredResult:
+         disqualified: bool = False) -> Outcome:
     faults: tuple[dict[str, object], ...] = (
         ({"kind": "timeout", "reason": "no answer"},) if disqualified else ())
-    return StoredResult(match_id, entrant, position, place, score, rounds_won=0, strikes=0,
+    return Outcome(match_id, entrant, position, place, score, rounds_won=0, strikes=0,
                         disqualified=disqualified, faults=faults)
 
 
-def match(match_id: str, *entrant_places: tuple[int, int]) -> list[StoredResult]:
+def match(match_id: str, *entrant_places: tuple[int, int]) -> list[Outcome]:
     """One match: (entrant, place) per seat, seat 0 first."""
     return [seat(match_id, position, entrant, place)
             for position, (entrant, place) in enumerate(entrant_places)]
@@ -38,7 +37,7 @@ def by_entrant(board: Leaderboard) -> dict[int, Standing]:
 
 
 def random_season(rng: random.Random, entrants: int = 5, matches: int = 40
-                  ) -> list[StoredResult]:
+                  ) -> list[Outcome]:
     """Random tables of 2..4 with scores (so ties happen) and an occasional disqualification."""
     results = []
     for index in range(matches):
@@ -52,7 +51,7 @@ def random_season(rng: random.Random, entrants: int = 5, matches: int = 40
     return results
 
 
-def sequential(results: list[StoredResult]) -> dict[int, trueskill.Rating]:
+def sequential(results: list[Outcome]) -> dict[int, trueskill.Rating]:
     """The reference: ENVIRONMENT.rate applied match by match in match-id order."""
     ratings: dict[int, trueskill.Rating] = {}
     for match_id in sorted({r.match_id for r in results}):
@@ -159,7 +158,7 @@ SEASON = random_season(random.Random(2026))
 
 @settings(max_examples=25, deadline=None)
 @given(order=st.permutations(SEASON))
-def test_result_is_independent_of_the_input_order(order: list[StoredResult]) -> None:
+def test_result_is_independent_of_the_input_order(order: list[Outcome]) -> None:
     assert rate_season(order, range(5)) == rate_season(SEASON, range(5))
 
 

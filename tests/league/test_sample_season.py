@@ -23,7 +23,7 @@ import pytest
 
 from arena.bots.policies import POLICIES
 from arena.bots.runner import play_match
-from arena.league.driver import leaderboard, season_schedule
+from arena.league.driver import leaderboard, season_ratings, season_schedule
 from arena.league.season import Season, load_season
 from arena.league.store import SeasonStore
 from arena.rules.seeds import MatchSeed
@@ -100,21 +100,25 @@ def test_status_says_all_done(sample: SampleRun) -> None:
 
 def test_standings_put_random_play_last(store: SeasonStore) -> None:
     """The deals come from a fresh secret key each run: what must hold for any key is that
-    both heuristic bots finish above random play (they win ~99% of matches against it);
+    both heuristic bots finish above random play (they win ~99% of matches against it),
+    in the live rating and in the official standings, where random has a rank of its own;
     strategist and greedy are too close for this many matches to order them every time."""
     board = leaderboard(store)
     by_id = names(store)
     order = [by_id[s.entrant_id] for s in board.standings]
     ratings = {by_id[s.entrant_id]: round(s.conservative, 2) for s in board.standings}
     assert order[-1] == "random", ratings
+    official = season_ratings(store).official
+    assert by_id[official.rows[-1].entrant_id] == "random"
+    assert official.rows[-1].rank_label == "3"
 
 
 def test_standings_command_prints_the_leaderboard(sample: SampleRun, store: SeasonStore) -> None:
     shown = arena("season", "standings", str(sample.path), cwd=sample.path.parent)
     assert shown.returncode == 0, shown.stderr
     by_id = names(store)
-    expected = [by_id[s.entrant_id] for s in leaderboard(store).standings]
-    rows = [line for line in shown.stdout.splitlines() if " 1.0 " in line]
+    expected = [by_id[r.entrant_id] for r in season_ratings(store).official.rows]
+    rows = [line for line in shown.stdout.splitlines() if " 1.0 " in line and line.startswith("│")]
     assert [next(n for n in expected if f" {n} 1.0 " in line) for line in rows] == expected
 
 
@@ -170,6 +174,13 @@ def test_export_json_gives_the_stored_results_and_ratings(sample: SampleRun,
             for row in data["ratings"]] == [
         (by_id[s.entrant_id], s.mu, s.sigma, s.conservative, s.matches, s.wins,
          s.average_place, s.average_score, s.faults) for s in board.standings]
+    # The official standings, with their ranks and intervals.
+    official = season_ratings(store).official
+    assert [(row["bot"], row["rank"], row["rank_interval"], row["matches"])
+            for row in data["standings"]] == [
+        (by_id[r.entrant_id], r.rank_label, list(r.interval), r.matches) for r in official.rows]
+    assert data["unrated"] == []
+    assert data["cannot_separate"] == [[by_id[e] for e in g] for g in official.groups]
 
 
 def test_running_again_plays_nothing_and_changes_no_row(sample: SampleRun,

@@ -1,5 +1,6 @@
-"""The round-robin schedule (issue 5): pair meetings and seat positions balanced, a pure
-function of its arguments, and duplicate deals played once per seat rotation.
+"""The round-robin schedule (issues 5, 18): pair meetings, seat positions and "who sits
+directly after whom" balanced, interleaved round by round, a pure function of its
+arguments, and duplicate deals played once per seat rotation.
 
 Every (entrants, table size) from 2..12 entrants and tables of 2..10 is checked, each with a
 few matches-per-group values: fewer than the table size, a multiple of it, and neither.
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.league.schedule import ScheduledMatch, schedule
+from arena.league.schedule import ScheduledMatch, schedule, two_player_match
 
 SHAPES = [(entrants, size) for entrants in range(2, 13)
           for size in range(2, min(10, entrants) + 1)]
@@ -71,7 +72,7 @@ def test_every_pair_of_entrants_meets_equally_often(shape: tuple[int, int],
                                                     duplicate_deals: bool) -> None:
     entrants, size = shape
     # A duplicate deal is already a whole rotation: a few deals suffice.
-    for per_group in (1, 2) if duplicate_deals else per_group_values(size):
+    for per_group in (size, 2 * size) if duplicate_deals else per_group_values(size):
         matches = (schedule(entrants, size, per_group, duplicate_deals=True)
                    if duplicate_deals else plain_schedule(entrants, size, per_group))
         check_well_formed(matches, entrants, size)
@@ -115,20 +116,22 @@ def test_balance_for_any_matches_per_group(entrants: int, data: st.DataObject,
 def test_schedule_is_deterministic_with_sorted_unique_ids(shape: tuple[int, int],
                                                           duplicate_deals: bool) -> None:
     entrants, size = shape
-    first = schedule(entrants, size, 3, duplicate_deals=duplicate_deals)
-    assert schedule(entrants, size, 3, duplicate_deals=duplicate_deals) == first
+    per_group = size if duplicate_deals else 3
+    first = schedule(entrants, size, per_group, duplicate_deals=duplicate_deals)
+    assert schedule(entrants, size, per_group, duplicate_deals=duplicate_deals) == first
     ids = [match.match_id for match in first]
     assert len(set(ids)) == len(ids)
     assert ids == sorted(ids), "match ids must sort in schedule order (ratings use it)"
 
 
 def test_match_ids_are_stable() -> None:
-    """A season file's schedule must not change between versions: pinned here."""
+    """A season file's schedule must not change between versions: pinned here (the
+    interleaved schedule of issue 18: one round robin per leg, seats swapped each leg)."""
     matches = schedule(3, 2, 2)
-    assert [(m.match_id, m.seats, m.group, m.deal) for m in matches] == [
-        ("m00001", (0, 1), 0, 0), ("m00002", (1, 0), 0, 1),
-        ("m00003", (0, 2), 1, 0), ("m00004", (2, 0), 1, 1),
-        ("m00005", (1, 2), 2, 0), ("m00006", (2, 1), 2, 1),
+    assert [(m.match_id, m.seats, m.group, m.deal, m.round) for m in matches] == [
+        ("m00001", (0, 1), 0, 0, 1), ("m00002", (1, 2), 2, 0, 2),
+        ("m00003", (2, 0), 1, 0, 3), ("m00004", (1, 0), 0, 1, 4),
+        ("m00005", (2, 1), 2, 1, 5), ("m00006", (0, 2), 1, 1, 6),
     ]
 
 
@@ -158,13 +161,13 @@ def test_every_match_has_its_own_deal_label(shape: tuple[int, int]) -> None:
 @pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
 def test_duplicate_deals_play_each_deal_in_every_rotation(shape: tuple[int, int]) -> None:
     entrants, size = shape
-    for per_group in (1, 2):
-        matches = schedule(entrants, size, per_group, duplicate_deals=True)
+    for deals in (1, 2):
+        matches = schedule(entrants, size, deals * size, duplicate_deals=True)
         by_deal: dict[str, list[ScheduledMatch]] = defaultdict(list)
         for match in matches:
             by_deal[match.chance].append(match)
         groups = len(list(itertools.combinations(range(entrants), size)))
-        assert len(by_deal) == groups * per_group, "one deal label per (group, deal)"
+        assert len(by_deal) == groups * deals, "one deal label per (group, deal)"
         for deal in by_deal.values():
             assert len(deal) == size, "each deal is played once per rotation"
             assert len({(m.group, m.deal) for m in deal}) == 1
@@ -185,3 +188,111 @@ def test_duplicate_deals_play_each_deal_in_every_rotation(shape: tuple[int, int]
 def test_impossible_table_size_raises(entrants: int, size: int) -> None:
     with pytest.raises(ValueError, match="table size"):
         schedule(entrants, size, 2)
+
+
+@pytest.mark.parametrize(("size", "per_group"), [(2, 3), (3, 4), (4, 2)])
+def test_duplicate_deals_need_whole_rotations(size: int, per_group: int) -> None:
+    with pytest.raises(ValueError, match="multiple of the table size"):
+        schedule(6, size, per_group, duplicate_deals=True)
+
+
+# -- who sits directly after whom (issue 18) ------------------------------------------------
+
+
+def sits_after(matches: list[ScheduledMatch], entrants: int) -> list[int]:
+    """For every ordered pair (a, b), how often b sat directly after a, round the table."""
+    counts: Counter[tuple[int, int]] = Counter()
+    for match in matches:
+        seats = match.seats
+        counts.update((seats[i], seats[(i + 1) % len(seats)]) for i in range(len(seats)))
+    return [counts[a, b] for a in range(entrants) for b in range(entrants) if a != b]
+
+
+def rotation_only_schedule(entrants: int, size: int, per_group: int) -> list[ScheduledMatch]:
+    """The seating before issue 18: each group in its listing order, rotated."""
+    matches = []
+    for group_index, group in enumerate(itertools.combinations(range(entrants), size)):
+        for repeat in range(per_group):
+            shift = repeat % size
+            matches.append(ScheduledMatch(f"m{len(matches):05d}", group[shift:] + group[:shift],
+                                          f"m{len(matches):05d}", group_index, repeat))
+    return matches
+
+
+SEATING_SHAPES = [(3, n) for n in (4, 5, 6, 7, 8)] + [(4, n) for n in (5, 6, 7, 8)] + [
+    (6, n) for n in (7, 8)]
+MAX_RATIO = 1.75
+"""Most / least often any entrant sat directly after any other, over a season of two
+blocks per group (2 x table size matches); 1 would be perfect."""
+
+
+@pytest.mark.parametrize(("size", "entrants"), SEATING_SHAPES,
+                         ids=[f"{n}entrants-{k}seats" for k, n in SEATING_SHAPES])
+def test_everyone_sits_directly_after_everyone_about_equally_often(size: int,
+                                                                   entrants: int) -> None:
+    per_group = 2 * size
+    counts = sits_after(schedule(entrants, size, per_group), entrants)
+    assert min(counts) > 0 and max(counts) / min(counts) <= MAX_RATIO, (
+        min(counts), max(counts))
+    # The rotation-only seating fails the same measure: some never sit after others.
+    old = sits_after(rotation_only_schedule(entrants, size, per_group), entrants)
+    assert min(old) == 0
+
+
+@pytest.mark.parametrize("entrants", [3, 4, 5, 6])
+def test_three_seat_groups_play_both_cyclic_orders_when_they_can(entrants: int) -> None:
+    """A 3-seat group has (3 - 1)! = 2 cyclic orders: with two blocks (6 matches) it plays
+    both, each in its 3 rotations, so the balance is exact."""
+    counts = sits_after(schedule(entrants, 3, 6), entrants)
+    assert max(counts) == min(counts)
+
+
+# -- interleaving (issue 18) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(n, k) for n, k in SHAPES if n <= 9],
+                         ids=shape_id)
+def test_schedule_is_played_round_by_round(shape: tuple[int, int]) -> None:
+    """Each round seats an entrant at most once; rounds follow the schedule order; a group
+    never plays two matches in one round (so never back to back, once there are two
+    groups), and every group has played once before any plays a third time."""
+    entrants, size = shape
+    matches = plain_schedule(entrants, size, size + 1)
+    rounds = [m.round for m in matches]
+    assert rounds == sorted(rounds) and rounds[0] == 1
+    assert set(rounds) == set(range(1, rounds[-1] + 1))
+    by_round: dict[int, list[ScheduledMatch]] = defaultdict(list)
+    for match in matches:
+        by_round[match.round].append(match)
+    for members in by_round.values():
+        seated = [e for m in members for e in m.seats]
+        assert len(seated) == len(set(seated))
+    groups = [m.group for m in matches]
+    if len(set(groups)) > 1:
+        assert all(a != b for a, b in itertools.pairwise(groups)), "back to back"
+        played: Counter[int] = Counter()
+        for group in groups:
+            played[group] += 1
+            assert played[group] - min(played[g] for g in set(groups)) <= 1 or \
+                len(played) < len(set(groups))
+
+
+@pytest.mark.parametrize("entrants", [2, 3, 4, 7, 12, 31])
+def test_a_two_player_match_is_computed_on_its_own(entrants: int) -> None:
+    """Match k of a two-player season comes from k alone (no earlier match needed), and
+    the list is those matches in order."""
+    for duplicate_deals in (False, True):
+        matches = schedule(entrants, 2, 4, duplicate_deals=duplicate_deals)
+        for index in (0, len(matches) // 2, len(matches) - 1):
+            assert two_player_match(entrants, 4, duplicate_deals, index) == matches[index]
+
+
+def test_a_pairs_matches_are_spread_over_the_season() -> None:
+    """Before issue 18 a pair played all its matches back to back; now once per leg (a
+    whole round robin), so between two meetings every other pair meets once."""
+    matches = schedule(6, 2, 10)
+    positions: dict[int, list[int]] = defaultdict(list)
+    for index, match in enumerate(matches):
+        positions[match.group].append(index)
+    for indices in positions.values():
+        assert [b - a for a, b in itertools.pairwise(indices)] == [15] * 9

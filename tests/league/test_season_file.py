@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.league.season import SandboxSettings, SeasonError, load_season
+from arena.league.season import SandboxSettings, SeasonError, TiebreakSettings, load_season
 from arena.referee.match import Limits
 from arena.rules.options import OFFICIAL, RuleOptions
 
@@ -75,7 +75,8 @@ def test_minimal_file_loads_with_official_defaults(tmp_path: Path) -> None:
     assert loaded.entrants[0].folder == (tmp_path / "bots/a").resolve()
     assert loaded.table_size == 2
     assert loaded.matches_per_group == 2
-    assert loaded.duplicate_deals is False
+    assert loaded.duplicate_deals is True, "two-player seasons play duplicate deals"
+    assert loaded.tiebreak == TiebreakSettings() and not loaded.tiebreak.enabled
     assert loaded.parallelism == len(os.sched_getaffinity(0)), "the cores it may use"
     assert loaded.pin_cores is True
     assert loaded.executor == "local"
@@ -102,13 +103,15 @@ def test_output_defaults_to_runs_and_reports_named_after_the_season(tmp_path: Pa
 
 
 def test_every_setting_is_read(tmp_path: Path) -> None:
-    text = season(table_size=3, matches_per_pairing=5, duplicate_deals=True,
+    text = season(table_size=3, matches_per_pairing=6, duplicate_deals=True,
                   parallelism=3, pin_cores=False, entrants=["bots/c", "bots/a", "bots/b"]) + (
         "\n[rules]\ntarget_score = 200\nhand_size = 5\n"
         "\n[limits]\ndecision_deadline = 0.5\ntime_bank = 3\nstrike_limit = 2\n"
-        '\n[sandbox]\nbackend = "plain"\nmemory_mb = 256\n')
+        '\n[sandbox]\nbackend = "plain"\nmemory_mb = 256\n'
+        "\n[tiebreak]\nenabled = true\nmax_matches = 30\nbatch = 3\n")
     loaded = load_season(build(tmp_path, text, BOTS))
-    assert (loaded.table_size, loaded.matches_per_group) == (3, 5)
+    assert (loaded.table_size, loaded.matches_per_group) == (3, 6)
+    assert loaded.tiebreak == TiebreakSettings(enabled=True, max_matches=30, batch=3)
     assert loaded.duplicate_deals is True and loaded.parallelism == 3
     assert loaded.pin_cores is False
     assert [bot.name for bot in loaded.entrants] == ["gamma", "alpha", "beta"], "file order"
@@ -149,6 +152,19 @@ MISTAKES = [
     Mistake("parallelism 0", season(parallelism=0), ("[season] parallelism",)),
     Mistake('duplicate_deals "yes"', season(duplicate_deals="yes"),
             ("[season] duplicate_deals", "true or false")),
+    Mistake("odd matches_per_group with default duplicate deals", season(matches_per_group=3),
+            ("[season] matches_per_group is 3", "two-player seasons play by default",
+             "use 4", "duplicate_deals = false")),
+    Mistake("matches_per_group not a whole rotation",
+            season(table_size=3, matches_per_group=4, duplicate_deals=True),
+            ("[season] matches_per_group is 4", "multiple of table_size (3)", "use 6")),
+    Mistake("tiebreak max_matches 0", season() + "[tiebreak]\nmax_matches = 0\n",
+            ("[tiebreak] max_matches", "integer")),
+    Mistake("tiebreak batch odd with duplicate deals",
+            season() + "[tiebreak]\nenabled = true\nbatch = 3\n",
+            ("[tiebreak] batch is 3", "multiple of table_size (2)")),
+    Mistake("tiebreak unknown field", season() + "[tiebreak]\nrounds = 3\n",
+            ("[tiebreak] has unknown field(s) rounds",)),
     Mistake("pin_cores 1", season(pin_cores=1), ("[season] pin_cores", "true or false")),
     Mistake("entrants missing", season(entrants=MISSING), ("[season] entrants", "a list")),
     Mistake("entrants empty", season(entrants=[]), ("[season] entrants", "a list")),

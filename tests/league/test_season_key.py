@@ -95,10 +95,16 @@ def test_every_log_commits_to_the_key_and_never_holds_it(played: Path) -> None:
     commitment = hashlib.sha256(bytes.fromhex(key)).hexdigest()
     logs = sorted((played / "out" / "logs").glob("*.jsonl.gz"))
     assert len(logs) == 2
+    store = SeasonStore(played / "out" / "season.sqlite")
+    try:  # the label each match's deals derive under (a duplicate deal's, at two seats)
+        labels = {m["match_id"]: m["chance"] for m in store.matches()}
+    finally:
+        store.close()
+    assert set(labels.values()) == {"deal/0/0"}, "one deal, played from both seats"
     for log in logs:
         header = next(read_log(log))
         assert header["key_commitment"] == commitment
-        assert header["key_label"] == log.name.split(".")[0]
+        assert header["key_label"] == labels[log.name.split(".")[0]]
         assert "seed" not in header
         assert key.encode() not in gzip.decompress(log.read_bytes())
         assert stat.S_IMODE(log.stat().st_mode) == 0o644

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.league.driver import leaderboard
+from arena.league.driver import leaderboard, season_ratings
 from arena.league.store import SeasonStore, StoredResult
+from arena.rating import SeasonRatings
 from arena.rating.trueskill_ratings import Leaderboard
 from arena.referee.log import read_log
 
@@ -58,6 +59,7 @@ class StoreView:
     counts: dict[str, int]
     key_commitment: str
     season_key: str
+    ratings: SeasonRatings
 
     def names(self, match: dict[str, Any]) -> list[str]:
         return [self.entrants[e]["name"] for e in match["seats"]]
@@ -74,7 +76,8 @@ def read_store(path: Path) -> StoreView:
     try:
         return StoreView({e["id"]: e for e in store.entrants()}, store.results(),
                          store.matches(), leaderboard(store), store.counts(),
-                         store.meta("key_commitment") or "", store.meta("season_key") or "")
+                         store.meta("key_commitment") or "", store.meta("season_key") or "",
+                         season_ratings(store))
     finally:
         store.close()
 

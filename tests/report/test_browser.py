@@ -413,3 +413,222 @@ def test_arena_serve(season: SeasonRun, view: StoreView, where: str) -> None:
             server.wait()
         out, err = server.communicate()
     assert f"at http://127.0.0.1:{port}/" in out, (out, err)
+
+
+# -- issue 18: accessibility (axe-core), sorting, filters, phone layout, several seasons ----
+
+AXE = ROOT / ".ci" / "tools" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
+RUN_AXE = """async (tags) => {
+  const result = await axe.run(document, {runOnly: {type: 'tag', values: tags}});
+  return result.violations.map((v) => v.id + ' (' + v.impact + '): ' +
+    v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', '));
+}"""
+
+
+def axe_violations(page: Any) -> list[str]:
+    if not AXE.is_file():
+        pytest.fail(f"axe-core is missing ({AXE}); `bash .ci/setup` installs it with npm",
+                    pytrace=False)
+    page.add_script_tag(path=str(AXE))
+    found: list[str] = page.evaluate(RUN_AXE, AXE_TAGS)
+    return found
+
+
+@pytest.mark.parametrize("width", [1280, 375], ids=["desktop", "phone"])
+def test_axe_finds_no_violations(chromium: Chromium, season: SeasonRun, view: StoreView,
+                                 width: int) -> None:
+    """axe-core (WCAG 2.2 AA and best practices) on every kind of page, on a desktop and
+    a phone screen: no violation (contrast of the head-to-head's small text included)."""
+    browser = browser_of(chromium)
+    match, _ = pick_match(view)
+    report = season.report
+    paths = [report / "index.html", report / "head-to-head.html", report / "matches.html",
+             *sorted((report / "bots").glob("*.html")),
+             report / "matches" / f"{match['match_id']}.html",
+             report / "replays" / f"{match['match_id']}.html"]
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        problems = {}
+        for path in paths:
+            page.goto(path.as_uri())
+            found = axe_violations(page)
+            if found:
+                problems[str(path.relative_to(report))] = found
+        assert not problems, problems
+    finally:
+        context.close()
+
+
+def visible_rows(page: Any, table: str) -> list[str]:
+    return list(page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector + ' tbody tr')]
+             .filter((row) => !row.hidden).map((row) => row.cells[0].textContent.trim() +
+             '|' + row.querySelector('th').textContent.trim())""", table))
+
+
+def test_standings_sort_and_filter(chromium: Chromium, site: str, view: StoreView) -> None:
+    from playwright.sync_api import expect
+
+    browser = browser_of(chromium)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    errors = watch(page)
+    try:
+        page.goto(f"{site}/")
+        official = view.ratings.official.rows
+        names = [view.entrants[r.entrant_id]["name"] for r in official]
+        shown = [row.split("|")[1].split()[0] for row in visible_rows(page, "table.standings")]
+        assert shown == names, "best first"
+        strength_of = {view.entrants[r.entrant_id]["name"]: round(r.strength, 6)
+                       for r in official}
+        strength = page.locator("table.standings thead th", has_text="Strength")
+        strength.locator("button").click()
+        expect(strength).to_have_attribute("aria-sort", "ascending")
+        shown = [row.split("|")[1].split()[0] for row in visible_rows(page, "table.standings")]
+        assert [strength_of[n] for n in shown] == sorted(strength_of.values())
+        strength.locator("button").click()
+        expect(strength).to_have_attribute("aria-sort", "descending")
+        shown = [row.split("|")[1].split()[0] for row in visible_rows(page, "table.standings")]
+        assert [strength_of[n] for n in shown] == sorted(strength_of.values(), reverse=True)
+        # Header names are shown as written (no upper-casing of bot names).
+        assert page.evaluate("getComputedStyle(document.querySelector('thead th'))"
+                             ".textTransform") == "none"
+        matches = page.locator("table.standings thead th", has_text="Matches")
+        matches.locator("button").click()
+        expect(matches).to_have_attribute("aria-sort", "ascending")
+        expect(strength).not_to_have_attribute("aria-sort", "descending")
+        page.locator("form.filters input[name=bot]").fill(names[-1][:4])
+        shown = [row.split("|")[1].split()[0] for row in visible_rows(page, "table.standings")]
+        assert shown == [n for n in names if names[-1][:4] in n]
+        expect(page.locator("form.filters .shown")).to_have_text(
+            f"{len(shown)} of {len(names)} shown")
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+def test_head_to_head_cell_opens_the_pairs_matches(chromium: Chromium, site: str,
+                                                   view: StoreView) -> None:
+    """A head-to-head cell links to the match list filtered to the pair; the filters then
+    narrow by result, round and faults, and the address keeps the choice."""
+    from playwright.sync_api import expect
+
+    browser = browser_of(chromium)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    errors = watch(page)
+    try:
+        page.goto(f"{site}/head-to-head.html")
+        rows = view.ratings.official.rows
+        first = view.entrants[rows[0].entrant_id]["name"]
+        cell = page.locator("table.h2h tbody tr", has=page.locator(
+            f'th a:text-is("{first}")')).locator("td.heat a.cell-link").first
+        cell.click()
+        page.wait_for_url(re.compile(r"/matches\.html\?bot=.+&opponent=.+$"))
+        bot = page.locator("select[name=bot]").input_value()
+        opponent = page.locator("select[name=opponent]").input_value()
+        by_slug = {}
+        for option in page.locator("select[name=bot] option").all():
+            by_slug[option.get_attribute("value")] = option.text_content()
+        assert by_slug[bot] == first
+        pair = {first, by_slug[opponent]}
+        expected = [m["match_id"] for m in view.matches if set(view.names(m)) == pair]
+        assert expected
+        shown = [row.split("|")[1] for row in visible_rows(page, "table.matches")]
+        assert shown == expected
+        # Won by the bot: the pair's matches it won.
+        page.locator("select[name=result]").select_option("won")
+        won = [m["match_id"] for m in view.matches if m["match_id"] in expected and any(
+            r.match_id == m["match_id"] and view.entrants[r.entrant_id]["name"] == first
+            and r.place == 1 for r in view.results)]
+        shown = [row.split("|")[1] for row in visible_rows(page, "table.matches")]
+        assert shown == won
+        assert "result=won" in page.url
+        page.locator("select[name=result]").select_option("")
+        page.locator("select[name=bot]").select_option("")
+        page.locator("select[name=opponent]").select_option("")
+        first_round = view.matches[0]["round"]
+        page.locator("select[name=round]").select_option(str(first_round))
+        shown = [row.split("|")[1] for row in visible_rows(page, "table.matches")]
+        assert shown == [m["match_id"] for m in view.matches if m["round"] == first_round]
+        page.locator("select[name=round]").select_option("")
+        page.locator("select[name=faults]").select_option("with")
+        faulty = {r.match_id for r in view.results if r.faults}
+        shown = [row.split("|")[1] for row in visible_rows(page, "table.matches")]
+        assert shown == [m["match_id"] for m in view.matches if m["match_id"] in faulty]
+        expect(page.locator("form.filters .shown")).to_have_text(
+            f"{len(shown)} of {len(view.matches)} shown")
+        assert not errors, errors
+    finally:
+        context.close()
+
+
+TAP_TARGETS = """() => [...document.querySelectorAll(
+    'header nav a, main a, main button, main select, main input')]
+  .filter((e) => e.getClientRects().length && !e.closest('.visually-hidden'))
+  .map((e) => { const r = e.getBoundingClientRect();
+    return {what: e.tagName.toLowerCase() + ' ' + (e.textContent || e.name).trim().slice(0, 30),
+            width: r.width, height: r.height}; })
+  .filter((t) => t.width < 44 - 0.5 || t.height < 44 - 0.5)"""
+
+
+def test_phone_layout_keeps_the_first_column_and_44px_targets(chromium: Chromium,
+                                                             season: SeasonRun) -> None:
+    browser = browser_of(chromium)
+    context = browser.new_context(viewport={"width": 375, "height": 740})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        small = {}
+        for name in ("index.html", "head-to-head.html", "matches.html"):
+            page.goto((season.report / name).as_uri())
+            found = page.evaluate(TAP_TARGETS)
+            if found:
+                small[name] = found[:5]
+            # The first column stays in view when the table scrolls sideways.
+            position = page.evaluate(
+                "getComputedStyle(document.querySelector('.table-wrap tbody tr > *')).position")
+            assert position == "sticky", name
+            wrap = page.locator(".table-wrap").first
+            before = wrap.locator("tbody tr > :first-child").first.bounding_box()
+            wrap.evaluate("(e) => { e.scrollLeft = 200; }")
+            after = wrap.locator("tbody tr > :first-child").first.bounding_box()
+            assert before and after and abs(before["x"] - after["x"]) < 1, name
+        assert not small, f"tap targets under 44 x 44 px: {small}"
+    finally:
+        context.close()
+
+
+def test_arena_serve_lists_several_seasons(season: SeasonRun, tmp_path: Path) -> None:
+    """`arena serve reports/` with several season folders answers / with an index of them,
+    each linking to its own standings."""
+    import shutil
+
+    for name in ("spring", "autumn"):
+        shutil.copytree(season.report, tmp_path / name)
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", str(tmp_path), "--port", str(port)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 15
+        status, kind, body = fetch(f"http://127.0.0.1:{port}/", deadline)
+        html = body.decode()
+        assert status == 200 and kind.startswith("text/html") and "<h1>Seasons</h1>" in html
+        for name in ("spring", "autumn"):
+            assert f'href="{name}/index.html"' in html
+            status, _, page = fetch(f"http://127.0.0.1:{port}/{name}/index.html", deadline)
+            assert status == 200 and b"<h1>Standings</h1>" in page
+    finally:
+        server.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            server.wait(timeout=5)
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        server.communicate()

@@ -8,11 +8,13 @@ then looked up in the parsed HTML row by row.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
 import re
 import sqlite3
+import tarfile
 from collections import defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,8 +31,8 @@ from arena.rules.narration import describe
 
 MU_SIGMA = "mu \N{PLUS-MINUS SIGN} \N{GREEK SMALL LETTER SIGMA}"
 DASH = "\N{EN DASH}"
-STANDINGS_COLUMNS = ["#", "Bot", "Rating", MU_SIGMA, "P(> next)", "Matches", "Wins",
-                     "Win rate", "Avg place", "Avg score", "Faults"]
+STANDINGS_COLUMNS = ["Rank", "Bot", "Strength", "Rank interval", "P(> next)", "Live rating",
+                     "Matches", "Wins", "Win rate", "Avg place", "Avg score", "Faults"]
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -110,39 +112,43 @@ def test_report_command_renders_every_page(season: SeasonRun, view: StoreView) -
         for path in (f"matches/{match['match_id']}.html", f"replays/{match['match_id']}.html",
                      f"logs/{match['match_id']}.jsonl.gz"):
             assert (report / path).is_file(), path
-    for asset in ("style.css", "replay.js"):
+    for asset in ("style.css", "replay.js", "tables.js"):
         assert (report / "assets" / asset).stat().st_size > 0
 
 
 # -- standings ----------------------------------------------------------------------------
 
 
-def test_standings_rows_hold_the_leaderboard(season: SeasonRun, view: StoreView) -> None:
+def test_standings_rows_hold_the_official_standings(season: SeasonRun, view: StoreView
+                                                    ) -> None:
+    """Rows in the order of the official fit, each with its shared rank, strength, rank
+    interval, P(> next) from the bootstrap, and the live TrueSkill rating beside."""
     page = parse(season.report / "index.html")
     table = page.find("table", class_="standings")
     assert header_texts(table) == STANDINGS_COLUMNS
     rows = table_rows(table)
-    board = view.board
-    assert len(rows) == len(board.standings) == len(BOTS)
+    official = view.ratings.official
+    live = {s.entrant_id: s for s in view.ratings.live.standings}
+    assert len(rows) == len(official.rows) == len(BOTS)
     per_bot = defaultdict(list)
     for result in view.results:
         per_bot[result.entrant_id].append(result)
-    for rank, (standing, above, row) in enumerate(
-            zip(board.standings, board.outranks_next, rows, strict=True), start=1):
-        entrant = view.entrants[standing.entrant_id]
+    for row_data, row in zip(official.rows, rows, strict=True):
+        entrant = view.entrants[row_data.entrant_id]
+        standing = live[row_data.entrant_id]
         cells = dict(zip(STANDINGS_COLUMNS, (c.text for c in row), strict=True))
         assert row[1].tag == "th" and row[1].attrs.get("scope") == "row"
         assert row[1].find("a").text == entrant["name"]
         # Independent of the rating code: the plain counts come from the results.
-        mine = per_bot[standing.entrant_id]
-        assert standing.matches == len(mine)
-        assert standing.faults == sum(len(r.faults) for r in mine)
+        mine = per_bot[row_data.entrant_id]
+        assert standing.matches == row_data.matches == len(mine)
         expected = {
-            "#": str(rank),
+            "Rank": row_data.rank_label,
             "Bot": f"{entrant['name']} {entrant['version']}",
-            "Rating": f"{standing.mu - 3 * standing.sigma:.2f}",
-            MU_SIGMA: f"{standing.mu:.2f} ± {standing.sigma:.2f}",
-            "P(> next)": pct(above),
+            "Strength": f"{row_data.strength:+.2f}",
+            "Rank interval": row_data.interval_label,
+            "P(> next)": pct(row_data.above_next),
+            "Live rating": f"{standing.mu - 3 * standing.sigma:.2f}",
             "Matches": str(len(mine)),
             "Wins": f"{standing.wins:g}",
             "Win rate": pct(standing.wins / len(mine)),
@@ -150,9 +156,56 @@ def test_standings_rows_hold_the_leaderboard(season: SeasonRun, view: StoreView)
             "Avg score": f"{sum(r.score for r in mine) / len(mine):.0f}",
             "Faults": str(sum(len(r.faults) for r in mine)),
         }
-        assert cells == expected, f"standings row {rank} ({entrant['name']})"
-    ratings = [float(table_rows(table)[i][2].text) for i in range(len(rows))]
-    assert ratings == sorted(ratings, reverse=True)
+        assert cells == expected, f"standings row {row_data.position} ({entrant['name']})"
+    strengths = [float(r[2].attrs["data-sort"]) for r in rows]
+    assert strengths == sorted(strengths, reverse=True)
+    # The verdict in words: every group the data cannot separate is named.
+    text = page.find("main").text
+    for group in official.groups:
+        names = [view.entrants[e]["name"] for e in group]
+        sentence = next(p.text for p in page.find_all("p") if "cannot be separated" in p.text
+                        and all(n in p.text for n in names))
+        assert official.rows[[r.entrant_id for r in official.rows].index(group[0])
+                             ].rank_label in sentence
+    if not official.groups:
+        assert "Every bot's rank is separated" in text
+
+
+def test_standings_downloads(season: SeasonRun, view: StoreView) -> None:
+    page = parse(season.report / "index.html")
+    links = {a.attrs["href"] for a in page.find_all("a") if "download" in a.attrs}
+    assert {"standings.csv", "standings.json", "results.csv", "results.json",
+            "logs.tar"} <= links
+    data = json.loads((season.report / "standings.json").read_text())
+    official = view.ratings.official
+    assert [r["bot"] for r in data["standings"]] == [
+        view.entrants[r.entrant_id]["name"] for r in official.rows]
+    assert [r["rank"] for r in data["standings"]] == [r.rank_label for r in official.rows]
+    with (season.report / "results.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == len(view.results)
+    assert {(r["match_id"], int(r["seat"]), r["bot"], int(r["place"]), int(r["score"]))
+            for r in rows} == {(r.match_id, r.seat, view.entrants[r.entrant_id]["name"],
+                                r.place, r.score) for r in view.results}
+    with tarfile.open(season.report / "logs.tar") as archive:
+        names = sorted(Path(n).name for n in archive.getnames())
+        assert names == sorted(f"{m['match_id']}.jsonl.gz" for m in view.done())
+        first = view.done()[0]
+        member = next(n for n in archive.getnames() if first["match_id"] in n)
+        extracted = archive.extractfile(member)
+        assert extracted is not None
+        assert extracted.read() == Path(first["log_path"]).read_bytes()
+
+
+def test_standings_chart_compares_every_bot(season: SeasonRun, view: StoreView) -> None:
+    svg = parse(season.report / "index.html").find("svg", class_="season-chart")
+    assert svg.attrs["role"] == "img" and "every bot" in svg.find("title").text
+    lines = svg.find_all("polyline", class_="series")
+    assert len(lines) == len(view.entrants)
+    labels = [t.text for t in svg.find_all("text", class_="series-label")]
+    assert sorted(labels) == sorted(e["name"] for e in view.entrants.values())
+    titles = [t.text for t in svg.find_all("text", class_="axis-title")]
+    assert any("schedule order" in t for t in titles) and any("mu" in t for t in titles)
 
 
 def test_standings_season_facts(season: SeasonRun, view: StoreView) -> None:
@@ -162,7 +215,7 @@ def test_standings_season_facts(season: SeasonRun, view: StoreView) -> None:
     facts = page.find("dl", class_="facts")
     terms = dict(zip((dt.text for dt in facts.find_all("dt")),
                      (dd.text for dd in facts.find_all("dd")), strict=True))
-    assert terms["Tables"] == "2 players, 2 matches per pair"
+    assert terms["Tables"] == "2 players, 2 matches per pair, duplicate deals"
     assert terms["Rules"].startswith("target 200, standard scoring")
     assert terms["Limits"] == "1.0 s per decision, 10.0 s time bank, 3 strikes"
     assert terms["Sandbox"].startswith("plain")
@@ -196,7 +249,9 @@ def test_head_to_head_cells_hold_each_pairs_record(season: SeasonRun, view: Stor
     table = page.find("table", class_="h2h")
     by_name = {e["name"]: i for i, e in view.entrants.items()}
     columns = [by_name[c.find("a").text] for c in table.find("thead").find("tr").cells()[1:]]
-    assert columns == [s.entrant_id for s in view.board.standings]
+    assert columns == [r.entrant_id for r in view.ratings.official.rows]
+    slugs = {by_name[c.find("a").text]: c.find("a").attrs["href"].split("/")[-1][:-5]
+             for c in table.find("thead").find("tr").cells()[1:]}
     expected = head_to_head(view)
     checked = 0
     for row in table_rows(table):
@@ -213,6 +268,9 @@ def test_head_to_head_cells_hold_each_pairs_record(season: SeasonRun, view: Stor
             assert cell.find("span", class_="ci").text == f"{pct(low)}{DASH}{pct(high)}"
             assert cell.attrs["style"] == f"--rate: {wins / meetings:.3f}"
             assert f"in {wins:g} of {meetings} meetings" in cell.attrs["title"]
+            # The cell links to the matches of the pair (the match list, filtered).
+            assert cell.find("a", class_="cell-link").attrs["href"] == (
+                f"matches.html?bot={slugs[me]}&opponent={slugs[other]}")
             checked += 1
     assert checked == len(BOTS) * (len(BOTS) - 1)
     # Each pair met twice: the two cells of a pair add up to the meetings.
@@ -230,14 +288,16 @@ def test_bot_page(season: SeasonRun, view: StoreView, name: str) -> None:
     entrant = view.entrants[entrant_id]
     page = parse(bot_pages(season, view)[entrant_id])
     mine = [r for r in view.results if r.entrant_id == entrant_id]
-    rank, standing = next((rank, s) for rank, s in enumerate(view.board.standings, start=1)
-                          if s.entrant_id == entrant_id)
+    standing = next(s for s in view.ratings.live.standings if s.entrant_id == entrant_id)
+    row_data = next(r for r in view.ratings.official.rows if r.entrant_id == entrant_id)
 
     assert page.find("h1").text == f"{name} {entrant['version']}"
     lead = page.find("p", class_="lead").text
     assert lead.startswith(
-        f"Rank {rank} of {len(BOTS)}: rating {standing.conservative:.2f} "
-        f"(mu {standing.mu:.2f} ± {standing.sigma:.2f}), {standing.wins:g} wins in "
+        f"Rank {row_data.rank_label} of {len(BOTS)} (95% rank interval "
+        f"{row_data.interval_label}), strength {row_data.strength:+.2f}; live rating "
+        f"{standing.conservative:.2f} (mu {standing.mu:.2f} ± {standing.sigma:.2f}), "
+        f"{standing.wins:g} wins in "
         f"{len(mine)} matches"), lead
 
     # Results: one row per stored result of this bot, in schedule order.
@@ -311,6 +371,11 @@ def test_bot_page(season: SeasonRun, view: StoreView, name: str) -> None:
     assert [x for x, _ in mu_line] == sorted(x for x, _ in mu_line)
     band = svg.find("polygon", class_="band").attrs["points"].split()
     assert len(band) == 2 * (len(mine) + 1)
+    # The band starts at the prior's sigma (25/3), not at a point; the axes are titled.
+    (x0, top), (x1, bottom) = (tuple(map(float, p.split(","))) for p in (band[0], band[-1]))
+    assert x0 == x1 and bottom - top > 10
+    titles = [t.text for t in svg.find_all("text", class_="axis-title")]
+    assert any("matches played" in t for t in titles) and any("mu" in t for t in titles)
     last_match, last_mu, last_sigma = standing.history[-1]
     assert svg.find("desc").text == (
         f"{len(mine)} matches; after match {last_match} mu is {last_mu:.2f} and sigma "
@@ -383,20 +448,55 @@ def test_match_pages(season: SeasonRun, view: StoreView) -> None:
         assert replay.attrs["href"] == f"../replays/{match_id}.html"
 
 
+MATCH_COLUMNS = ["Match", "Round", "Players (place, score)", "Deal", "Rounds", "Decisions",
+                 "Duration", "Finished", "Status"]
+
+
 def test_matches_index(season: SeasonRun, view: StoreView) -> None:
+    """Every match in schedule order with its round, its duplicate-deal partner and net
+    points, rounds, decisions, duration, date and status; rows carry what filters read."""
     page = parse(season.report / "matches.html")
-    rows = table_rows(page.find("table", class_="matches"))
+    table = page.find("table", class_="matches")
+    assert header_texts(table) == MATCH_COLUMNS
+    rows = table_rows(table)
     grouped = by_match(view.results)
     assert [r[0].text for r in rows] == [m["match_id"] for m in view.matches]
+    deals: dict[str, list[str]] = defaultdict(list)
+    for match in view.matches:
+        deals[match["chance"]].append(match["match_id"])
+    assert all(len(ids) == 2 for ids in deals.values()), "two-player duplicate deals"
     for row, match in zip(rows, view.matches, strict=True):
+        cells = dict(zip(MATCH_COLUMNS, row, strict=True))
         assert row[0].find("a").attrs["href"] == f"matches/{match['match_id']}.html"
-        players = row[1].find_all("span", class_="player")
+        players = cells["Players (place, score)"].find_all("span", class_="player")
         stored = sorted(grouped[match["match_id"]], key=lambda r: r.seat)
         assert [p.text for p in players] == [
             f"{view.entrants[r.entrant_id]['name']} {view.entrants[r.entrant_id]['version']} "
             f"{r.place} {r.score}" for r in stored]
-        assert [c.text for c in row[2:]] == [str(match["rounds"]), str(match["decisions"]),
-                                              "done"]
+        assert cells["Round"].text == str(match["round"])
+        partner = next(i for i in deals[match["chance"]] if i != match["match_id"])
+        partner_stored = {r.entrant_id: r.score for r in grouped[partner]}
+        net = []
+        for r in stored:
+            other = next(o for o in stored if o.entrant_id != r.entrant_id)
+            net.append(r.score - other.score + partner_stored[r.entrant_id]
+                       - partner_stored[other.entrant_id])
+        assert cells["Deal"].text == (f"with {partner}; net "
+                                      + " / ".join(f"{n:+d}" for n in net))
+        assert cells["Deal"].find("a").attrs["href"] == f"#{partner}"
+        assert [cells[c].text for c in ("Rounds", "Decisions", "Status")] == [
+            str(match["rounds"]), str(match["decisions"]), "done"]
+        assert cells["Duration"].text.endswith(" s")
+        assert cells["Finished"].text == datetime.fromtimestamp(
+            match["finished_at"], UTC).strftime("%Y-%m-%d %H:%M UTC")
+        tr = row[0].parent
+        assert tr is not None and tr.attrs["id"] == match["match_id"]
+        assert tr.attrs["data-round"] == str(match["round"])
+        assert tr.attrs["data-status"] == "done"
+        assert len(tr.attrs["data-bots"].split()) == 2
+    form = page.find("form", class_="filters")
+    assert {s.attrs["name"] for s in form.find_all("select")} == {
+        "bot", "opponent", "round", "result", "faults"}
 
 
 # -- replays ------------------------------------------------------------------------------
@@ -551,15 +651,16 @@ def test_a_failed_match_is_shown_as_failed(season: SeasonRun, view: StoreView,
     assert set(rows) == {m["match_id"] for m in view.matches}
     row = rows[failed]
     assert not row[0].find_all("a"), "a failed match has no page to link to"
-    badge = row[4].find("span", class_="badge")
+    badge = row[MATCH_COLUMNS.index("Status")].find("span", class_="badge")
     assert badge.text == "failed" and "bad" in badge.attrs["class"].split()
     assert badge.attrs["title"] == "bot <greedy> crashed & exited 3"
     assert "bot &lt;greedy&gt; crashed &amp; exited 3" in (out / "matches.html").read_text()
+    assert "bot <greedy> crashed & exited 3" in row[MATCH_COLUMNS.index("Status")].text
     names = [view.entrants[e]["name"] for e in copy.matches[2]["seats"]]
-    assert [p.find("a").text for p in row[1].find_all("span", class_="player")] == names
+    assert [p.find("a").text for p in row[2].find_all("span", class_="player")] == names
     for match_id, other in rows.items():
         if match_id != failed:
-            assert other[4].text == "done"
+            assert other[MATCH_COLUMNS.index("Status")].text == "done"
             assert other[0].find("a").attrs["href"] == f"matches/{match_id}.html"
 
     standings = parse(out / "index.html")
@@ -568,7 +669,13 @@ def test_a_failed_match_is_shown_as_failed(season: SeasonRun, view: StoreView,
     assert "5 done, 1 failed, 0 to play" in facts
     played = {s.entrant_id: s.matches for s in copy.board.standings}
     rows_ = table_rows(standings.find("table", class_="standings"))
-    assert sorted(int(r[5].text) for r in rows_) == sorted(played.values())
+    matches_column = STANDINGS_COLUMNS.index("Matches")
+    assert sorted(int(r[matches_column].text) for r in rows_) == sorted(played.values())
+    # The standings explain the failure: why, how many, and where to see them.
+    failures = standings.find("ul", class_="failures").text
+    assert "1 match" in failures and "bot <greedy> crashed & exited 3" in failures
+    assert any(a.attrs.get("href") == "matches.html?result=failed"
+               for a in standings.find_all("a"))
     assert sum(played.values()) == 2 * 5
 
 
@@ -608,6 +715,38 @@ def test_accessibility_basics(season: SeasonRun) -> None:
         assert charts[0].attrs["role"] == "img" and charts[0].find("title").text
 
 
+def test_logo_says_uno_arena_once(season: SeasonRun) -> None:
+    for path in html_pages(season.report):
+        brand = parse(path).find("a", class_="brand")
+        assert brand.text == "UNO Arena", (path, brand.text)
+
+
+def test_entrants_without_matches_are_listed_apart(season: SeasonRun, tmp_path: Path) -> None:
+    """A bot whose every match failed (its build, say) is not ranked: it is listed under
+    Unrated, and its failures are explained."""
+    store_path = copy_season(season.folder, tmp_path / "season")
+    store = SeasonStore(store_path)
+    try:
+        broken = store.entrant_id("broken", "2.0", "/bots/broken", "hash-broken",
+                                  {"name": "broken"})
+        store.db.execute("INSERT INTO matches (match_id, chance, grp, deal, seats) "
+                         "VALUES ('m99999', 'm99999', 99, 0, ?)", (f"[{broken}, 1]",))
+        store.record_failure("m99999", "entrant broken 2.0 could not be built: exit 2")
+    finally:
+        store.close()
+    out = tmp_path / "site"
+    render_site(store_path, out)
+    page = parse(out / "index.html")
+    ranked = [r[1].find("a").text for r in table_rows(page.find("table", class_="standings"))]
+    assert "broken" not in ranked and len(ranked) == len(BOTS)
+    unrated = page.find("ul", class_="unrated")
+    assert [a.text for a in unrated.find_all("a")] == ["broken"]
+    assert "could not be built" in page.find("ul", class_="failures").text
+    data = json.loads((out / "standings.json").read_text())
+    assert data["unrated"] == ["broken"]
+    assert data["standings"][-1]["rank"] == "unrated"
+
+
 def test_every_link_resolves(season: SeasonRun) -> None:
     """Relative links only (works from disk and any host), and none is broken."""
     rounds: dict[Path, set[str]] = {}
@@ -622,12 +761,15 @@ def test_every_link_resolves(season: SeasonRun) -> None:
                 continue
             assert not re.match(r"^[a-z]+:|^//|^/", target), (path, target)
             file, _, fragment = target.partition("#")
+            file = file.partition("?")[0]  # a filter in the query: the page itself
             resolved = (path.parent / file).resolve() if file else path
             assert resolved.is_file(), (path, target)
             assert resolved.is_relative_to(season.report.resolve()), (path, target)
-            if fragment:
+            if fragment:  # a replay's round, or an element of the page (a match's row)
                 if resolved not in rounds:
-                    options = parse(resolved).find("select", id="round-select")
-                    rounds[resolved] = {f"round-{o.attrs['value']}"
-                                        for o in options.find_all("option")}
+                    target_page = parse(resolved)
+                    options = target_page.find_all("select", id="round-select")
+                    rounds[resolved] = {f"round-{o.attrs['value']}" for select in options
+                                        for o in select.find_all("option")} | {
+                        n.attrs["id"] for n in target_page.iter() if "id" in n.attrs}
                 assert fragment in rounds[resolved], (path, target)

@@ -1,0 +1,247 @@
+"""Official standings (issue 18): an order-independent Bradley-Terry fit over all results,
+rank intervals from a bootstrap over matches (duplicate deals resampled together), shared
+ranks when intervals overlap, "P > next" from the same statistic, unrated entrants apart,
+and the draw probability calibrated from the season's ties.
+
+The sample-season check (three copies of the same algorithm share a rank, and the report
+says so) plays the sample season's shape in process: the real one needs the JavaScript and
+C++ toolchains and takes minutes, the in-process one plays 150 matches in a few seconds
+with the same policies the Python sample bots run (three strategists, two greedy, random).
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.bots.policies import POLICIES
+from arena.bots.runner import play_match
+from arena.league.schedule import schedule
+from arena.league.store import MatchRecord, SeasonStore, SeatResult
+from arena.rating import Outcome, calibrated_draw_probability, official_standings, rate
+from arena.rating.trueskill_ratings import DRAW_BOUNDS, DRAW_PROBABILITY, PRIOR_LINKS
+from arena.report.render import render_site
+from arena.rules.scoring import places
+from arena.rules.seeds import MatchSeed
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def simulated(strengths: list[float], table_size: int, per_group: int, seed: int,
+              duplicate_deals: bool = False, tie_rate: float = 0.0) -> list[Outcome]:
+    """A season of the real schedule whose places come from skill plus noise."""
+    rng = random.Random(seed)
+    outcomes = []
+    for match in schedule(len(strengths), table_size, per_group, duplicate_deals):
+        performance = [strengths[e] + rng.gauss(0, 1) for e in match.seats]
+        scores = [round(p * 4) if rng.random() < tie_rate else p for p in performance]
+        final = places([int(s * 1000) for s in scores])
+        outcomes += [Outcome(match.match_id, entrant, seat, final[seat],
+                             deal=match.chance if duplicate_deals else "")
+                     for seat, entrant in enumerate(match.seats)]
+    return outcomes
+
+
+SEASON = simulated([0.0, 0.0, 0.3, 0.8, -1.0], 3, 6, seed=7, tie_rate=0.3)
+
+
+# -- order independence ---------------------------------------------------------------------
+
+
+def test_official_standings_do_not_depend_on_the_order_of_results() -> None:
+    reference = official_standings(SEASON, range(5))
+    for seed in range(6):
+        shuffled = list(SEASON)
+        random.Random(seed).shuffle(shuffled)
+        assert official_standings(shuffled, range(5)) == reference, f"shuffle {seed}"
+
+
+def test_the_live_rating_does_depend_on_the_schedule_order() -> None:
+    """Why the official standings need another fit: TrueSkill in schedule order gives
+    other ratings when the same results come under other match ids."""
+    renamed = [Outcome(f"m{99999 - int(o.match_id[1:]):05d}", o.entrant_id, o.seat, o.place)
+               for o in SEASON]
+    live = rate(SEASON, range(5)).live
+    again = rate(renamed, range(5)).live
+    assert [round(s.mu, 6) for s in live.standings] != [round(s.mu, 6) for s in again.standings]
+    # The official standings depend on the results alone, not on their ids either.
+    assert official_standings(renamed, range(5)) == official_standings(SEASON, range(5))
+
+
+# -- intervals, shared ranks, P > next ---------------------------------------------------------
+
+
+def test_clearly_different_bots_get_ranks_of_their_own() -> None:
+    outcomes = simulated([3.0, 1.5, 0.0, -1.5], 2, 20, seed=1)
+    board = official_standings(outcomes, range(4))
+    assert [r.entrant_id for r in board.rows] == [0, 1, 2, 3]
+    assert [r.rank_label for r in board.rows] == ["1", "2", "3", "4"]
+    assert not board.groups
+    for row in board.rows[:-1]:
+        assert row.above_next is not None and row.above_next > 0.97
+
+
+def test_equal_bots_share_one_rank() -> None:
+    outcomes = simulated([0.0, 0.0, 0.0, -3.0], 2, 10, seed=2)
+    board = official_standings(outcomes, range(4))
+    assert board.groups == (tuple(r.entrant_id for r in board.rows[:3]),)
+    assert [r.rank_label for r in board.rows] == ["1\N{EN DASH}3"] * 3 + ["4"]
+    assert board.rows[-1].interval == (4, 4)
+
+
+def test_rows_sorted_by_strength_and_p_above_next_is_the_bootstrap_share() -> None:
+    board = official_standings(SEASON, range(5))
+    strengths = [r.strength for r in board.rows]
+    assert strengths == sorted(strengths, reverse=True)
+    assert abs(sum(strengths)) < 1e-9, "mean 0 over the rated entrants"
+    assert [r.position for r in board.rows] == [1, 2, 3, 4, 5]
+    assert board.rows[-1].above_next is None
+    for row in board.rows[:-1]:
+        assert row.above_next is not None
+        # A share of 200 resamples, counting exact ties as half.
+        assert (row.above_next * board.resamples * 2) == pytest.approx(
+            round(row.above_next * board.resamples * 2))
+    for row in board.rows:
+        low, high = row.interval
+        assert 1 <= low <= row.position <= high <= 5 or low <= high
+        first, last = row.shared
+        assert first <= row.position <= last
+
+
+def test_a_shared_rank_needs_every_two_members_unseparated() -> None:
+    """A with B and B with C overlapping, A and C not: A and C do not share a rank."""
+    from arena.rating.official import sharing_groups
+
+    assert sharing_groups([(1, 2), (1, 3), (3, 4), (4, 4)]) == [[0, 1], [2, 3]]
+    assert sharing_groups([(1, 3), (1, 3), (2, 3), (4, 4)]) == [[0, 1, 2], [3]]
+    assert sharing_groups([(1, 1), (2, 2), (3, 3)]) == [[0], [1], [2]]
+
+
+def test_an_undefeated_bot_gets_a_finite_strength() -> None:
+    outcomes = simulated([9.0, 0.0, -0.5], 2, 6, seed=3)
+    assert all(o.place == 1 for o in outcomes if o.entrant_id == 0)
+    board = official_standings(outcomes, range(3))
+    assert board.rows[0].entrant_id == 0
+    assert all(abs(r.strength) < 50 for r in board.rows)
+
+
+def test_duplicate_deals_are_resampled_together() -> None:
+    plain = simulated([0.5, 0.0, -0.5], 2, 8, seed=4)
+    paired = simulated([0.5, 0.0, -0.5], 2, 8, seed=4, duplicate_deals=True)
+    assert official_standings(plain, range(3)).units == 24
+    assert official_standings(paired, range(3)).units == 12, "one unit per deal"
+
+
+def test_entrants_without_a_match_are_unrated_not_ranked() -> None:
+    board = official_standings(SEASON, [0, 1, 2, 3, 4, 17, 18])
+    assert board.unrated == (17, 18)
+    assert {r.entrant_id for r in board.rows} == {0, 1, 2, 3, 4}
+    empty = official_standings([], [5, 6])
+    assert empty.rows == () and empty.unrated == (5, 6)
+
+
+# -- draw probability -----------------------------------------------------------------------
+
+
+def test_draw_probability_follows_the_observed_tie_rate() -> None:
+    assert calibrated_draw_probability([]) == DRAW_PROBABILITY
+    # 400 four-seat tables, each with one tie in its 3 links: 400 ties in 1,200 links.
+    outcomes = [Outcome(f"m{i:05d}", seat, seat, place)
+                for i in range(400) for seat, place in enumerate((1, 2, 2, 4))]
+    expected = (400 + PRIOR_LINKS * DRAW_PROBABILITY) / (1200 + PRIOR_LINKS)
+    assert calibrated_draw_probability(outcomes) == pytest.approx(expected)
+    no_ties = [Outcome(f"m{i:05d}", seat, seat, seat + 1) for i in range(5000)
+               for seat in range(3)]
+    assert calibrated_draw_probability(no_ties) == DRAW_BOUNDS[0]
+    # Two disqualified seats sharing last place are not a draw.
+    disqualified = [Outcome(f"m{i:05d}", seat, seat, place, disqualified=seat > 0)
+                    for i in range(400) for seat, place in enumerate((1, 3, 3))]
+    assert calibrated_draw_probability(disqualified) < DRAW_PROBABILITY
+    assert rate(outcomes, range(4)).live.draw_probability == pytest.approx(expected)
+
+
+# -- arrows ---------------------------------------------------------------------------------
+
+
+def test_rating_does_not_import_the_league() -> None:
+    code = ("import sys, arena.rating; "
+            "bad = sorted(m for m in sys.modules if m.startswith('arena.league')); "
+            "print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# -- the sample season ----------------------------------------------------------------------
+
+SAMPLE = [("strategist", "strategist"), ("strategist-js", "strategist"),
+          ("strategist-cpp", "strategist"), ("greedy", "greedy"),
+          ("bash-greedy", "greedy"), ("random", "random")]
+
+
+def test_the_sample_seasons_three_strategists_share_a_rank_and_the_report_says_so(
+        tmp_path: Path) -> None:
+    """sample_bots/season.toml's shape (2 seats, 10 matches per pair, duplicate deals)
+    with its entrants' algorithms, in process, recorded in a real store and rendered."""
+    store = SeasonStore(tmp_path / "season.sqlite")
+    try:
+        ids = [store.entrant_id(name, "1.0", f"/bots/{name}", f"hash-{name}",
+                                {"name": name}) for name, _ in SAMPLE]
+        matches = schedule(len(SAMPLE), 2, 10, duplicate_deals=True)
+        store.schedule(matches, ids)
+        key = bytes(range(32))
+        for match in matches:
+            played = play_match([POLICIES[SAMPLE[e][1]] for e in match.seats],
+                                MatchSeed.keyed(key, match.chance), build=True)
+            store.record(MatchRecord(
+                match.match_id, 0.1, played.decisions, played.rounds,
+                played.round_limit_reached, "",
+                tuple(SeatResult(seat, played.places[seat], played.scores[seat], 0, 0, False,
+                                 ()) for seat in range(2))))
+    finally:
+        store.close()
+    from arena.league.driver import season_ratings
+
+    opened = SeasonStore(tmp_path / "season.sqlite")
+    try:
+        official = season_ratings(opened).official
+    finally:
+        opened.close()
+    # The same algorithm three times: one group, one shared rank (greedy, close behind
+    # the strategist, may join them with some keys: 10 matches a pair do not always
+    # separate the two algorithms). Random play is last, with a rank of its own.
+    strategists = {ids[0], ids[1], ids[2]}
+    group = next(g for g in official.groups if ids[0] in g)
+    assert strategists <= set(group), official
+    labels = {r.rank_label for r in official.rows if r.entrant_id in strategists}
+    assert len(labels) == 1 and labels.pop().startswith("1\N{EN DASH}"), official
+    assert official.rows[-1].entrant_id == ids[5] and official.rows[-1].rank_label == "6"
+
+    render_site(tmp_path / "season.sqlite", tmp_path / "site")
+    page = (tmp_path / "site" / "index.html").read_text()
+    text = " ".join(page.split())
+    assert "cannot be separated" in text
+    sentence = text[text.index("cannot be separated") - 200:text.index("cannot be separated")]
+    for name in ("strategist", "strategist-js", "strategist-cpp"):
+        assert name in sentence, sentence
+
+
+def test_the_fit_is_the_maximum_likelihood_choix_finds() -> None:
+    """The strengths are Bradley-Terry's maximum likelihood (with the weak prior): the
+    same as choix's Luce spectral ranking (a well-kept implementation) finds."""
+    import choix
+    import numpy as np
+
+    from arena.rating.official import PRIOR_TIE, comparison_units, fit_strengths
+
+    outcomes = simulated([1.0, 0.4, 0.0, -0.3, -1.2], 3, 6, seed=9, tie_rate=0.3)
+    _, per_unit = comparison_units(outcomes, [0, 1, 2, 3, 4])
+    wins = np.asarray(per_unit.sum(axis=0)).reshape(5, 5)
+    ours = fit_strengths(wins)
+    theirs = choix.ilsr_pairwise_dense(wins + PRIOR_TIE * (1 - np.eye(5)), max_iter=10_000,
+                                       tol=1e-12)
+    assert np.allclose(ours, theirs - theirs.mean(), atol=1e-6)
