@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 from arena.league.executor import (
     JobOutcome,
     MatchJob,
+    cap_worker_memory,
     core_plan,
     pin_process,
     play_job,
@@ -168,6 +169,7 @@ def local_bots(bots: Sequence[BotManifest], packed: dict[str, bytes], hashes: Se
 def remote_play(job: MatchJob, packed: dict[str, bytes], hashes: tuple[str, ...],
                 shared: bool) -> tuple[JobOutcome, bytes, dict[str, bytes]]:
     """Runs on a worker: play the match, return the outcome, the log and the bot output."""
+    cap_worker_memory()
     work = work_folder(job.match_id)
     try:
         bots = local_bots(job.bots, packed, hashes, shared)

@@ -125,6 +125,15 @@ def sandbox_header(settings: SandboxSettings, descriptions: Sequence[dict[str, A
     warnings: list[str] = []
     for record in records:
         warnings += [w for w in record.get("warnings", []) if w not in warnings]
+    from arena.sandbox.cgroups import referee_cap, referee_cap_warning
+
+    capped = referee_cap()
+    if capped is False:
+        warnings.append(referee_cap_warning())
+    elif capped:
+        from arena.sandbox.limits import REFEREE_MEMORY_MIB
+
+        header["referee_memory_mib"] = REFEREE_MEMORY_MIB
     header["warnings"] = warnings
     header.setdefault("backend", settings.backend)
     header["requested"] = settings.to_dict()
@@ -285,8 +294,22 @@ def pin_process(core: int) -> bool:
     return True
 
 
+def cap_worker_memory() -> None:
+    """Put this worker process, the referee of its matches, under its memory cap (issue 16:
+    the referee's memory must not depend on what bots send; the inbox bounds do that, the
+    cap stops whatever they miss from reaching the host). Only in a child process: a match
+    played in the calling process (tests, Dask's threads) leaves that process alone."""
+    if multiprocessing.parent_process() is None:
+        return
+    from arena.sandbox.cgroups import cap_referee
+    from arena.sandbox.limits import MIB, REFEREE_MEMORY_MIB
+
+    cap_referee(REFEREE_MEMORY_MIB * MIB)
+
+
 def _worker_init(driver: int, counter: Any = None, plan: Sequence[int] | None = None) -> None:
     global _handles_sigterm
+    cap_worker_memory()
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides what Ctrl-C does
     _handles_sigterm = True

@@ -307,3 +307,55 @@ class BotCgroups:
                 except OSError:  # EBUSY while the last process is being reaped
                     time.sleep(0.02)
         self.directories.clear()
+
+
+_referee_cgroup: dict[int, Path | None] = {}
+
+
+def cap_referee(memory_bytes: int) -> Path | None:
+    """Move this process (a referee) into a memory-capped cgroup of its own, a sibling of
+    the cgroups its bots get (whose memory must not count against it); once per process.
+    The cgroup, or None where this process cannot create one (the cap is then missing:
+    ``referee_cap_warning`` says so)."""
+    pid = os.getpid()
+    if pid in _referee_cgroup:
+        return _referee_cgroup[pid]
+    host = detect()  # cached before the move: bots keep the original parent
+    directory: Path | None = None
+    if host is not None and "memory" in host.parents:
+        # Named like a bot's: the start-up sweep removes it, once empty, after this
+        # process is gone (``arena.sandbox.sweep``).
+        candidate = host.parents["memory"] / f"arena-referee-{owner_tag()}-0"
+        try:
+            candidate.mkdir(exist_ok=True)
+            if host.version == 1:
+                (candidate / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                swap = candidate / "memory.memsw.limit_in_bytes"
+                if swap.exists():
+                    swap.write_text(str(memory_bytes))
+            else:
+                (candidate / "memory.max").write_text(str(memory_bytes))
+                with contextlib.suppress(OSError):
+                    (candidate / "memory.swap.max").write_text("0")
+            (candidate / "cgroup.procs").write_text(str(pid))
+            directory = candidate
+        except OSError:
+            with contextlib.suppress(OSError):
+                candidate.rmdir()
+    _referee_cgroup[pid] = directory
+    return directory
+
+
+def referee_cap() -> bool | None:
+    """Whether ``cap_referee`` capped this process: None if it was never asked to."""
+    if os.getpid() not in _referee_cgroup:
+        return None
+    return _referee_cgroup[os.getpid()] is not None
+
+
+def referee_cap_warning() -> str:
+    """What a match log header says when ``cap_referee`` could not cap this process."""
+    return ("REFEREE MEMORY NOT CAPPED: this host gives the referee no cgroup it may create "
+            "(run it with a delegated cgroup, systemd Delegate=yes); a referee bug could use "
+            "the host's memory")
+

@@ -30,6 +30,11 @@ TMPFS_MIB = 64
 """The private writable /tmp (also HOME) of a bot."""
 OUTPUT_BYTES = 1024 * 1024
 """Each of stdout and stderr is kept up to this size in the bot's log files."""
+REFEREE_MEMORY_MIB = 1024
+"""The cap on a process that referees matches (a season's worker, ``arena play``): ~10x
+what a referee of ten seats uses, so that only a referee bug or an attack it failed to
+bound can reach it, and then that process dies (its match fails and is played again at the
+next run), not the host (``arena.sandbox.cgroups.cap_referee``)."""
 OFF_TURN = ("throttle", "freeze", "run")
 BUILD_SECONDS = 600
 """Wall-clock limit of a bot's build step."""
