@@ -333,7 +333,14 @@ class DaskExecutor:
         self.shipped.clear()
         client, self.client = self.client, None
         cluster, self.cluster = self.cluster, None
+        workers: list[int] = []
         if client is not None:
+            if cluster is not None:  # our own local workers: their referee cgroups go too
+                with contextlib.suppress(Exception):
+                    workers = list(client.run(os.getpid).values())
             client.close()
         if cluster is not None:
             cluster.close()
+            from arena.sandbox.cgroups import release_referees
+
+            release_referees(workers)

@@ -348,10 +348,7 @@ class LocalExecutor:
             finished = True
             return reasons
         finally:
-            if finished:
-                pool.shutdown(wait=True)
-            else:
-                _stop(pool)
+            _release(pool, stop=not finished)
 
     def placement(self, jobs: int) -> list[int] | None:
         """The core of each worker that ``jobs`` matches start, or None: unpinned."""
@@ -382,14 +379,27 @@ class LocalExecutor:
         finally:
             if finished:
                 pool, self.pool = self.pool, None
-                pool.shutdown(wait=True)
+                _release(pool, stop=False)
             else:
                 self.shutdown()
 
     def shutdown(self) -> None:
         pool, self.pool = self.pool, None
         if pool is not None:
-            _stop(pool)
+            _release(pool, stop=True)
+
+
+def _release(pool: concurrent.futures.ProcessPoolExecutor, stop: bool) -> None:
+    """Shut a pool down (``stop``: at once, see ``_stop``), then remove its workers'
+    referee cgroups."""
+    from arena.sandbox.cgroups import release_referees
+
+    workers = list(getattr(pool, "_processes", {}))
+    if stop:
+        _stop(pool)
+    else:
+        pool.shutdown(wait=True)
+    release_referees(workers)
 
 
 def _stop(pool: concurrent.futures.ProcessPoolExecutor) -> None:

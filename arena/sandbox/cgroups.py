@@ -346,6 +346,26 @@ def cap_referee(memory_bytes: int) -> Path | None:
     return directory
 
 
+def release_referees(pids: list[int]) -> None:
+    """Remove the referee cgroups of processes ``pids``, once they are gone (their owner
+    runs this: the start-up sweep is for a run that could not)."""
+    host = detect()
+    if host is None or "memory" not in host.parents or not pids:
+        return
+    prefixes = tuple(f"arena-referee-{pid}." for pid in pids)
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(host.parents["memory"]):
+            if entry.name.startswith(prefixes):
+                for pause in backoff(1.0):
+                    try:
+                        os.rmdir(entry.path)
+                        break
+                    except FileNotFoundError:
+                        break
+                    except OSError:  # EBUSY while the exiting worker is being reaped
+                        time.sleep(pause)
+
+
 def referee_cap() -> bool | None:
     """Whether ``cap_referee`` capped this process: None if it was never asked to."""
     if os.getpid() not in _referee_cgroup:

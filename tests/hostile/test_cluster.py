@@ -41,6 +41,7 @@ def season_file(tmp_path: Path, extra: str = "") -> Path:
 [season]
 name = "tls"
 matches_per_group = 1
+duplicate_deals = false  # one match per pair: these tests count matches, not deals
 entrants = ["{BOTS}/random", "{BOTS}/greedy"]
 {extra}
 

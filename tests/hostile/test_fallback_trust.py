@@ -82,6 +82,7 @@ def season_file(tmp_path: Path, sandbox_table: str) -> Path:
 [season]
 name = "trust"
 matches_per_group = 1
+duplicate_deals = false  # one match per pair: these tests count matches, not deals
 entrants = ["{GREEDY}", "{RANDOM}"]
 
 [rules]

@@ -22,6 +22,7 @@ SEASON = """\
 name = "{name}"
 table_size = 2
 matches_per_group = {per_group}
+duplicate_deals = false  # one match per pair: these tests count matches, not deals
 parallelism = {parallelism}
 entrants = [{entrants}]
 
