@@ -1,0 +1,217 @@
+"""The server's background work: a validation thread (queued versions, one at a time, in
+a worker process) and a match thread (the ladder, then the final), each with its own store
+connection. Matches are played by the season executor (``arena.league.executor``), in
+worker processes that die with the server.
+
+On start, what a killed server left half-done is put right first (``LeagueStore.recover``):
+ladder matches left ``running`` are discarded (never counted), final matches left
+``running`` are played again, versions left ``building``/``checking`` are queued again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+from arena.league.executor import LocalExecutor, MatchJob
+from arena.rules.seeds import MatchSeed
+from arena.sandbox import BotManifest, load_manifest
+from arena.server import ladder
+from arena.server.config import League
+from arena.server.store import LeagueStore
+from arena.server.validation import ValidationJob, Validator
+
+IDLE_SECONDS = 0.3
+
+
+class LeagueService:
+    def __init__(self, league: League) -> None:
+        self.league = league
+        self.stop_event = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.validator = Validator()
+        self.executor: LocalExecutor | None = None
+        self.executor_lock = threading.Lock()
+        self.errors: list[str] = []
+
+    # -- life ----------------------------------------------------------------------------
+
+    def start(self) -> dict[str, int]:
+        from arena.sandbox.sweep import sweep_leftovers
+
+        sweep_leftovers()
+        store = LeagueStore(self.league.store_path)
+        try:
+            recovered = store.recover()
+        finally:
+            store.close()
+        for name, target in (("validation", self._validation_loop),
+                             ("matches", self._match_loop)):
+            thread = threading.Thread(target=self._guarded, args=(target,),
+                                      name=f"arena-{name}", daemon=True)
+            thread.start()
+            self.threads.append(thread)
+        return recovered
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        with self.executor_lock:
+            if self.executor is not None:
+                self.executor.shutdown()
+        self.validator.shutdown()
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+    def _guarded(self, target: object) -> None:
+        try:
+            target()  # type: ignore[operator]
+        except Exception:
+            if not self.stop_event.is_set():
+                message = traceback.format_exc()
+                self.errors.append(message)
+                print(f"arena server: a background thread stopped:\n{message}",
+                      file=sys.stderr, flush=True)
+
+    # -- validation ----------------------------------------------------------------------
+
+    def _validation_loop(self) -> None:
+        store = LeagueStore(self.league.store_path)
+        try:
+            while not self.stop_event.is_set():
+                version = store.next_queued()
+                if version is None:
+                    self.stop_event.wait(IDLE_SECONDS)
+                    continue
+                self._validate(store, version.id, Path(version.folder))
+        finally:
+            store.close()
+
+    def _validate(self, store: LeagueStore, version_id: int, folder: Path) -> None:
+        logs = self.league.data / "validation" / str(version_id)
+        logs.mkdir(parents=True, exist_ok=True)
+        job = ValidationJob(version_id, load_manifest(folder), self.league.sandbox, logs,
+                            self.league.data / "builds", self.league.validation_matches)
+        store.set_status(version_id, "building")
+        built = self.validator.build(job)
+        if self.stop_event.is_set():
+            return  # queued again at the next start
+        if built.built is None:
+            store.set_status(version_id, "failed", build_log=built.log)
+            return
+        store.set_status(version_id, "checking", build_log=built.log)
+        checked = self.validator.check(job, built.built)
+        if self.stop_event.is_set():
+            return
+        if not checked.passed:
+            store.set_status(version_id, "failed", check_report=checked.report)
+            return
+        with store.transaction() as db:
+            db.execute("UPDATE versions SET check_report = ?, play_folder = ? WHERE id = ?",
+                       (checked.report, str(built.built.folder), version_id))
+        store.activate(version_id, self.league.ladder.versions_active_per_bot)
+
+    # -- matches -------------------------------------------------------------------------
+
+    def _match_loop(self) -> None:
+        store = LeagueStore(self.league.store_path)
+        try:
+            rounds = 0
+            while not self.stop_event.is_set():
+                phase = ladder.current_phase(store, self.league)
+                if phase == "final":
+                    if store.meta("phase") != "final":
+                        store.set_meta({"phase": "final"})
+                    played = self._final_step(store)
+                else:
+                    played = self._ladder_step(store, rounds)
+                rounds += 1
+                if not played:
+                    self.stop_event.wait(IDLE_SECONDS)
+        finally:
+            store.close()
+
+    def _ladder_step(self, store: LeagueStore, salt: int) -> bool:
+        board = ladder.ladder_ratings(store, self.league)
+        tables = ladder.pick_tables(store, self.league, board, self.league.ladder.parallel,
+                                    salt)
+        if not tables:
+            return False
+        key = bytes.fromhex(store.meta("ladder_key") or "")
+        jobs = []
+        for seats in tables:
+            match_id = store.start_ladder_match(seats)
+            jobs.append(self._job(store, match_id, MatchSeed.keyed(key, match_id), seats))
+        self._play(store, jobs)
+        return True
+
+    def _final_step(self, store: LeagueStore) -> bool:
+        if not store.matches("WHERE kind = 'final'"):
+            entrants = ladder.final_entrants(store)
+            if len(entrants) < self.league.ladder.table_size:
+                store.set_meta({"final_note": f"the final needs {self.league.ladder.table_size}"
+                                f" active bots; {len(entrants)} are"})
+                return False
+            store.schedule_final(ladder.final_schedule(self.league, entrants),
+                                 secrets.token_bytes(32))
+        pending = store.matches("WHERE kind = 'final' AND status = 'scheduled'")
+        if not pending:
+            if store.meta("final_complete") is None and not store.matches(
+                    "WHERE kind = 'final' AND status = 'running'"):
+                # Every final match is recorded: the key may now be published (reveal).
+                store.set_meta({"final_complete": str(time.time()),
+                                "final_key_revealed": store.meta("final_key") or ""})
+            return False
+        key = bytes.fromhex(store.meta("final_key") or "")
+        jobs = []
+        for match in pending[:self.league.ladder.parallel]:
+            if store.start_final_match(match.match_id):
+                jobs.append(self._job(store, match.match_id, MatchSeed.keyed(key, match.label),
+                                      match.seats))
+        self._play(store, jobs)
+        return True
+
+    def _job(self, store: LeagueStore, match_id: str, seed: MatchSeed,
+             seats: Sequence[int]) -> MatchJob:
+        bots: list[BotManifest] = []
+        for version_id in seats:
+            row = store.db.execute("SELECT COALESCE(play_folder, folder) FROM versions "
+                                   "WHERE id = ?", (version_id,)).fetchone()
+            bots.append(load_manifest(Path(row[0])))
+        output = self.league.data / "output" / match_id
+        output.mkdir(parents=True, exist_ok=True)
+        logs = self.league.data / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        return MatchJob(match_id, seed, tuple(bots), self.league.rules, self.league.limits,
+                        self.league.sandbox, logs / f"{match_id}.jsonl.gz", output)
+
+    def _play(self, store: LeagueStore, jobs: list[MatchJob]) -> None:
+        if not jobs:
+            return
+        seats = {job.match_id: store.match(job.match_id) for job in jobs}
+        executor = LocalExecutor(len(jobs), pin_cores=False)
+        with self.executor_lock:
+            if self.stop_event.is_set():
+                return
+            self.executor = executor
+        try:
+            for outcome in executor.run(jobs):
+                if self.stop_event.is_set():
+                    break  # left running: the next start discards or replays them
+                match = seats[outcome.match_id]
+                assert match is not None
+                if outcome.record is not None:
+                    store.record(outcome.record, match.seats)
+                else:
+                    store.record_failure(outcome.match_id, outcome.error or outcome.stop or
+                                         "the match failed")
+        finally:
+            with self.executor_lock:
+                self.executor = None
+            with contextlib.suppress(Exception):
+                executor.shutdown()
