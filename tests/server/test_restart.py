@@ -1,0 +1,108 @@
+"""kill -9 during the ladder, then a restart: nothing recorded is lost, nothing is counted
+twice, the matches that were being played are discarded (never half-counted), the match
+workers died with the server, and the ladder goes on."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+from conftest import SAMPLES, Server, copy_bot, free_port, write_league
+
+from arena.server.uploads import pack
+
+
+def _children(root: int) -> set[int]:
+    """Every live process below ``root`` (from /proc)."""
+    parents: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                stat = Path(entry.path, "stat").read_text()
+                parents[int(entry.name)] = int(stat[stat.rindex(")") + 2:].split()[1])
+    found: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def _snapshot(store: Path) -> tuple[dict[str, str], dict[str, list[tuple[object, ...]]]]:
+    """Every match's status, and every result row by match."""
+    with contextlib.closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as db:
+        statuses = dict(db.execute("SELECT match_id, status FROM matches"))
+        results: dict[str, list[tuple[object, ...]]] = {}
+        for row in db.execute("SELECT * FROM results ORDER BY match_id, seat"):
+            results.setdefault(row[0], []).append(row)
+    return statuses, results
+
+
+def test_kill_9_during_the_ladder_loses_and_doubles_nothing(tmp_path: Path) -> None:
+    server = Server(write_league(tmp_path / "league"), free_port())
+    server.start()
+    try:
+        server.add_author("alice")
+        server.add_author("bob")
+        for author, bot in (("alice", "greedy"), ("bob", "random")):
+            response = server.submit(author, pack(copy_bot(SAMPLES / bot, tmp_path / bot)))
+            assert response.status_code == 201, response.text
+        store = server.data / "league.sqlite"
+
+        def playing() -> bool:
+            statuses, _ = _snapshot(store)
+            done = sum(s == "done" for s in statuses.values())
+            return done >= 3 and "running" in statuses.values()
+
+        server.wait_for(playing, timeout=90, what="a match being played after 3 done")
+        assert server.process is not None
+        workers = _children(server.process.pid)
+        assert workers  # the match and validation workers, and the bots
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait()
+        server.process = None
+        deadline = time.monotonic() + 15
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _alive(pid)], "workers outlived the server"
+
+        before, results_before = _snapshot(store)
+        running = sorted(m for m, s in before.items() if s == "running")
+        assert running
+        assert all(m not in results_before for m in running)
+
+        server.start()
+        after, results_after = _snapshot(store)
+        for match_id in running:
+            assert after[match_id] == "discarded"
+        for match_id, status in before.items():
+            if status == "done":
+                assert after[match_id] == "done"
+                assert results_after[match_id] == results_before[match_id]
+
+        # The ladder goes on under new ids; each done match counted once, with both seats.
+        done_before = sum(s == "done" for s in before.values())
+        server.wait_for(lambda: sum(s == "done" for s in _snapshot(store)[0].values())
+                        >= done_before + 2, timeout=60, what="more ladder matches")
+        with server.client("alice") as client:
+            listed = {m["match_id"] for m in client.get("/api/matches").json()["matches"]}
+        server.stop()  # SIGTERM: a clean stop, then the store is still
+        statuses, results = _snapshot(store)
+        assert set(statuses) >= listed
+        assert set(results) == {m for m, s in statuses.items() if s == "done"}
+        assert all(len(rows) == 2 and {r[1] for r in rows} == {0, 1}
+                   for rows in results.values())
+    finally:
+        server.stop()
