@@ -217,6 +217,10 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
     """The ASGI application; with ``background``, the validation and match threads run
     while it is up (started and stopped with it)."""
     context = Context(league, Stores(), _environment(), OrderedDict(), threading.Lock())
+    # The data folder holds the store (token hashes, secret keys) and every bot's logs:
+    # the organiser's alone (the sandbox mounts what a bot needs of it for the bot).
+    league.data.mkdir(parents=True, exist_ok=True)
+    league.data.chmod(0o700)
     LeagueStore(league.store_path).close()  # created (or checked) before anything listens
     service = LeagueService(league)
 

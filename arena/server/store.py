@@ -250,7 +250,7 @@ class LeagueStore:
 
     def _create(self) -> None:
         """The store whole or not at all: written under a temporary name, then renamed."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.new")
         partial.unlink(missing_ok=True)
         os.close(os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))

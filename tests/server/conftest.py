@@ -21,6 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
+from arena.server.store import LeagueStore
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots" / "python"
 
@@ -117,9 +119,18 @@ class Server:
             self.process.stderr.close()
         self.process = None
 
-    def add_author(self, name: str) -> str:
-        done = arena("server", "add-author", name, "--league", str(self.league))
-        self.tokens[name] = done.stdout.strip().splitlines()[-1]
+    def add_author(self, name: str, cli: bool = False) -> str:
+        """With ``cli``, as the README says (``arena server add-author``); else straight
+        into the store (a second connection while the server runs, as the CLI's is)."""
+        if cli:
+            done = arena("server", "add-author", name, "--league", str(self.league))
+            self.tokens[name] = done.stdout.strip().splitlines()[-1]
+        else:
+            store = LeagueStore(self.data / "league.sqlite")
+            try:
+                self.tokens[name] = store.add_author(name)
+            finally:
+                store.close()
         return self.tokens[name]
 
     def client(self, author: str | None = None) -> httpx.Client:

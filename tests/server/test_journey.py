@@ -26,8 +26,8 @@ def ladder(server: Server) -> list[dict[str, object]]:
 
 def test_authors_submit_versions_ladder_plays_and_final_ranks(tmp_path: Path) -> None:
     with league_server(tmp_path / "league") as server:
-        server.add_author("alice")
-        server.add_author("bob")
+        server.add_author("alice", cli=True)
+        server.add_author("bob", cli=True)
         greedy = copy_bot(SAMPLES / "greedy", tmp_path / "greedy")
         random_bot = copy_bot(SAMPLES / "random", tmp_path / "random")
 

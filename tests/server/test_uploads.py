@@ -101,6 +101,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                        ) as running:
         running.add_author("mallory")
         running.add_author("alice")
+        running.add_author("bob")
         yield running
 
 
@@ -173,3 +174,39 @@ def test_unpack_refuses_a_member_whose_header_lies(tmp_path: Path) -> None:
     with pytest.raises(UploadRefused) as refused:
         unpack(archive, Caps(200_000, 1_000_000, 50), tmp_path)
     assert refused.value.status == 413
+
+
+def _failing_bot(name: str, build: str, run: str) -> bytes:
+    toml = (f'name = "{name}"\nversion = "1"\nlanguage = "python"\n'
+            f'run = ["python3", "bot.py"]\nbuild = ["sh", "-c", "{build}"]\n')
+    return tar_gz([file_entry("bot.toml", toml.encode()), file_entry("bot.py", run.encode())])
+
+
+def test_failed_builds_and_checks_go_to_their_author_only(server: Server) -> None:
+    """A build that fails and a bot that crashes end ``failed``, with the build log or the
+    check report (the bot's stderr quoted) for their author; another author gets 403; the
+    ladder never sees them."""
+    broken = server.submit("alice", _failing_bot(
+        "broken-build", "echo compiling the bot; exit 3", "print('never run')"))
+    crashing = server.submit("alice", _failing_bot(
+        "crashy", "echo built > built.txt", "import sys\nprint('oops: no hello', "
+        "file=sys.stderr)\nsys.exit(3)\n"))
+    assert broken.status_code == crashing.status_code == 201
+    server.wait_for(lambda: server.version_statuses("alice").get(("crashy", 1)) == "failed"
+                    and server.version_statuses("alice").get(("broken-build", 1)) == "failed",
+                    what="both versions failed")
+    with server.client("alice") as alice, server.client("bob") as bob:
+        build = alice.get(f"/api/versions/{broken.json()['id']}").json()
+        check = alice.get(f"/api/versions/{crashing.json()['id']}").json()
+        page = alice.get(f"/me/versions/{crashing.json()['id']}")
+        assert bob.get(f"/api/versions/{crashing.json()['id']}").status_code == 403
+        assert bob.get(f"/me/versions/{crashing.json()['id']}").status_code == 403
+        matches = alice.get("/api/matches").json()["matches"]
+    assert "compiling the bot" in build["build_log"]
+    assert "exit code 3" in build["build_log"]
+    assert build["check_report"] == ""
+    assert "FAIL connects and says hello" in check["check_report"]
+    assert "oops: no hello" in check["check_report"]
+    assert "oops: no hello" in page.text
+    assert not [m for m in matches
+                if {"broken-build", "crashy"} & {seat["bot"] for seat in m["seats"]}]
