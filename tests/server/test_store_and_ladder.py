@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import write_league
+from conftest import ROOT, write_league
 
 from arena.league.store import MatchRecord, SeatResult
 from arena.rating.outcome import Outcome
@@ -270,3 +270,11 @@ def test_league_file_errors_name_the_field(tmp_path: Path, text: str, error: str
     with pytest.raises(LeagueError, match=error.replace("[", r"\[")) as raised:
         load_league(path)
     assert str(path) in str(raised.value)
+
+
+def test_the_sample_league_file_loads() -> None:
+    league = load_league(ROOT / "sample_bots" / "league.toml")
+    assert league.name == "sample-league"
+    assert league.data == ROOT / "runs" / "sample-league"  # git ignores runs/
+    assert league.ladder.new_version_rating == "fresh"
+    assert league.final.duplicate_deals and league.final.matches_per_group == 4
