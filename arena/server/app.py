@@ -346,8 +346,8 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
             target = str(form.get("next", "/me"))
         if not target.startswith("/") or target.startswith("//"):
             target = "/me"
-        found = await run_in_threadpool(context.store().authenticate, token) if token \
-            else None
+        found = await run_in_threadpool(lambda: context.store().authenticate(token)) \
+            if token else None
         if found is None:
             return page("server_login.html", request, status=401, page_name="login",
                         error="That token is not valid.", next=target)

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from collections import defaultdict
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from arena.league.schedule import schedule
 from arena.rating.official import OfficialStandings, official_standings
@@ -29,6 +31,8 @@ from arena.rating.outcome import Outcome
 from arena.rating.trueskill_ratings import Leaderboard, Standing, rate_season
 from arena.server.config import PHASES, League
 from arena.server.store import LeagueStore, Result, Version
+
+Value = TypeVar("Value")
 
 
 def outcomes(results: Sequence[Result], deals: dict[str, str] | None = None) -> list[Outcome]:
@@ -38,13 +42,37 @@ def outcomes(results: Sequence[Result], deals: dict[str, str] | None = None) -> 
             for r in results]
 
 
+_CACHE_SIZE = 8
+_cache: OrderedDict[tuple[object, ...], Any] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _cached(key: tuple[object, ...], compute: Callable[[], Value]) -> Value:
+    """``compute()``, kept for ``key`` (the ratings are a pure function of what the key
+    names: each page and each matchmaking step would otherwise replay every result)."""
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return cast(Value, _cache[key])
+    value = compute()
+    with _cache_lock:
+        _cache[key] = value
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return value
+
+
 def ladder_ratings(store: LeagueStore, league: League) -> Leaderboard:
+    """The live TrueSkill of every version over the ladder's results."""
     versions = store.versions()
     inherit = {}
     if league.ladder.new_version_rating == "carry_mean":
         inherit = {v.id: v.predecessor for v in versions if v.predecessor is not None}
-    return rate_season(outcomes(store.results("ladder")), [v.id for v in versions],
-                       inherit=inherit)
+    key = ("ladder", str(store.path), store.done_count("ladder"),
+           tuple(sorted((v.id, v.predecessor or 0) for v in versions)),
+           tuple(sorted(inherit.items())))
+    return _cached(key, lambda: rate_season(outcomes(store.results("ladder")),
+                                            [v.id for v in versions], inherit=inherit))
 
 
 @dataclass(frozen=True)
@@ -182,4 +210,6 @@ def final_standings(store: LeagueStore) -> OfficialStandings | None:
         return None
     deals = {m.match_id: m.label for m in matches}
     entrants = sorted({v for m in matches for v in m.seats})
-    return official_standings(outcomes(store.results("final"), deals), entrants)
+    key = ("final", str(store.path), store.done_count("final"), tuple(entrants))
+    return _cached(key, lambda: official_standings(outcomes(store.results("final"), deals),
+                                                   entrants))

@@ -543,20 +543,24 @@ class LeagueStore:
         found = self.matches("WHERE match_id = ?", (match_id,))
         return found[0] if found else None
 
-    def results(self, kind: str | None = None) -> list[Result]:
+    def results(self, kind: str | None = None, match_id: str | None = None) -> list[Result]:
+        """Recorded results (of one kind of match, or of one match), by match and seat."""
         query = ("SELECT r.match_id, r.seat, r.version_id, r.place, r.score, r.rounds_won, "
                  "r.strikes, r.disqualified, r.faults FROM results r JOIN matches m "
-                 "ON m.match_id = r.match_id")
-        params: tuple[Any, ...] = ()
-        if kind is not None:
-            query += " WHERE m.kind = ?"
-            params = (kind,)
+                 "ON m.match_id = r.match_id WHERE (? IS NULL OR m.kind = ?) "
+                 "AND (? IS NULL OR r.match_id = ?) ORDER BY r.match_id, r.seat")
         return [Result(row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]),
                        tuple(json.loads(row[8])))
-                for row in self.db.execute(query + " ORDER BY r.match_id, r.seat", params)]
+                for row in self.db.execute(query, (kind, kind, match_id, match_id))]
 
     def results_of(self, match_id: str) -> list[Result]:
-        return [r for r in self.results() if r.match_id == match_id]
+        return self.results(match_id=match_id)
+
+    def done_count(self, kind: str) -> int:
+        """Matches of a kind with a recorded result (what the ratings are a function of)."""
+        row = self.db.execute("SELECT COUNT(*) FROM matches WHERE kind = ? AND status = 'done'",
+                              (kind,)).fetchone()
+        return int(row[0])
 
     def running_counts(self) -> dict[int, int]:
         """Ladder matches running per version id."""

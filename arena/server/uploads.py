@@ -18,6 +18,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -28,6 +29,9 @@ from pathlib import Path, PurePosixPath
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
 
 CHUNK = 64 * 1024
+BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+"""A bot's name on a league: it names files (its logs) and pages, so nothing else."""
+LABEL_LENGTH = 40
 
 
 class UploadRefused(Exception):
@@ -127,6 +131,13 @@ def unpack(archive: bytes, caps: Caps, store: Path) -> Unpacked:
         except ManifestError as error:
             text = str(error).replace(str(folder), "the archive")
             raise UploadRefused(422, f"the archive's bot.toml: {text}") from None
+        if not BOT_NAME.fullmatch(manifest.name):
+            raise UploadRefused(422, f"the archive's bot.toml: name {manifest.name!r} must be "
+                                "1 to 40 letters, digits, '.', '_' or '-', starting with a "
+                                "letter or digit")
+        if len(manifest.version) > LABEL_LENGTH or not manifest.version.isprintable():
+            raise UploadRefused(422, "the archive's bot.toml: version must be at most "
+                                f"{LABEL_LENGTH} printable characters")
         content_hash = manifest.content_digest()
         target = store / content_hash
         if not target.is_dir():

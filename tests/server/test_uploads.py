@@ -92,6 +92,9 @@ MALICIOUS = {
     "bad bot.toml": (tar_gz([file_entry("bot.toml", b'name = "x"\nbiuld = 1\n'),
                              file_entry("bot.py", BOT)]), 422, "bot.toml"),
     "twice": (_bot(file_entry("bot.py", BOT)), 422, "twice"),
+    "bad name": (tar_gz([file_entry("bot.toml", TOML.replace(b'name = "random"',
+                                                             b'name = "../../evil"')),
+                         file_entry("bot.py", BOT)]), 422, "name"),
 }
 
 
