@@ -96,7 +96,8 @@ class LeagueService:
         logs = self.league.data / "validation" / str(version_id)
         logs.mkdir(parents=True, exist_ok=True)
         job = ValidationJob(version_id, load_manifest(folder), self.league.sandbox, logs,
-                            self.league.data / "builds", self.league.validation_matches)
+                            self.league.data / "builds", self.league.validation_matches,
+                            self.league.rules, self.league.limits)
         store.set_status(version_id, "building")
         built = self.validator.build(job)
         if self.stop_event.is_set():

@@ -1,5 +1,6 @@
-"""Validation of a submitted version: its build, then ``arena check``'s matches, in the
-sandbox, before it may play (Kaggle's validation episode).
+"""Validation of a submitted version: its build, then ``arena check``'s matches (against
+the provoker, from the seeds that make the bot name a colour at once; under the league's
+rules), in the sandbox, before it may play (Kaggle's validation episode).
 
 Both steps run in a worker process of their own (``Validator``), never in the server, so
 a bot that hangs or floods costs a worker, not the site; the worker dies with the server.
@@ -22,7 +23,8 @@ from pathlib import Path
 from arena.league.executor import die_with_parent
 from arena.league.season import SandboxSettings
 from arena.referee import check
-from arena.referee.match import MatchOutcome, Seat, run_match
+from arena.referee.match import Limits, MatchOutcome, Seat, run_match
+from arena.rules.options import RuleOptions
 from arena.sandbox import (
     BotManifest,
     BuildError,
@@ -48,6 +50,11 @@ class ValidationJob:
     builds: Path
     """The build cache (shared by the versions: the same sources build once)."""
     matches: int
+    rules: RuleOptions
+    """The league's rules and limits: the check's matches are played under them (its
+    target score, variants and deadlines), so a version is checked for the matches it
+    will play."""
+    limits: Limits
 
 
 @dataclass(frozen=True)
@@ -114,9 +121,11 @@ def check_version(job: ValidationJob, bot: BotManifest) -> CheckOutcome:
     played: list[tuple[MatchOutcome, int, check.WatchedSeat]] = []
     for (spec, seats, bot_seat), seat in zip(check.plan(launcher, job.matches, job.logs),
                                              watched, strict=True):
-        spec = dataclasses.replace(spec, sandbox=sandbox_record([seat]))
+        spec = dataclasses.replace(spec, options=job.rules, limits=job.limits,
+                                   sandbox=sandbox_record([seat]))
         played.append((asyncio.run(run_match(spec, seats)), bot_seat, seat))
-    items = check.verdict([(outcome, seat) for outcome, seat, _ in played], None)
+    items = check.verdict([(outcome, seat) for outcome, seat, _ in played], None,
+                          job.rules.variants)
     lines = [f"{'PASS' if item.passed else 'FAIL'} {item.name}: {item.detail}"
              for item in items]
     for crash in check.crashes(played):

@@ -88,6 +88,17 @@ def test_authors_submit_versions_ladder_plays_and_final_ranks(tmp_path: Path) ->
             final["key_commitment"]
         assert final["key"] in page.text
 
+        # A match page is rendered per request from its log, checked against the SHA-256
+        # recorded with the result: an edited log is named as such, and not served.
+        with server.client() as client:
+            shown = client.get("/matches/L000001.html")
+            assert shown.status_code == 200 and "Final standing" in shown.text
+            log = server.data / "logs" / "L000001.jsonl.gz"
+            log.write_bytes(log.read_bytes() + b"\0")
+            altered = client.get("/matches/L000001.html")
+            assert "log altered" in altered.text
+            assert client.get("/logs/L000001.jsonl.gz").status_code == 404
+
 
 def _submit_cli(server: Server, author: str, folder: Path) -> str:
     done = subprocess.run(

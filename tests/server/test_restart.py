@@ -98,7 +98,10 @@ def test_kill_9_during_the_ladder_loses_and_doubles_nothing(tmp_path: Path) -> N
                         >= done_before + 2, timeout=60, what="more ladder matches")
         with server.client("alice") as client:
             listed = {m["match_id"] for m in client.get("/api/matches").json()["matches"]}
+        assert server.process is not None
+        workers = _children(server.process.pid)
         server.stop()  # SIGTERM: a clean stop, then the store is still
+        assert not [pid for pid in workers if _alive(pid)], "workers outlived a clean stop"
         statuses, results = _snapshot(store)
         assert set(statuses) >= listed
         assert set(results) == {m for m, s in statuses.items() if s == "done"}
