@@ -34,6 +34,11 @@
     [validation]
     matches = 2                   # conformance matches (as `arena check`) before going live
 
+    [cluster]                     # optional: play the matches on a Dask cluster
+    address = "tls://head:8786"   # with tls_ca_file, tls_cert_file, tls_key_file (relative
+                                  # to this file); a plain tcp:// address only on this
+                                  # machine, or with insecure = true (see the README)
+
     [rules]    # as in a season file: RuleOptions (the official rules by default)
     [limits]   # as in a season file
     [sandbox]  # as in a season file
@@ -104,6 +109,24 @@ class UploadSettings:
 
 
 @dataclass(frozen=True)
+class ClusterSettings:
+    """A Dask cluster for the matches (``arena.league.cluster``); None: local workers."""
+
+    address: str
+    tls: tuple[Path, Path, Path] | None = None
+    """The CA, certificate and key files the server connects with (a ``tls://`` address)."""
+    insecure: bool = False
+
+    def security(self) -> Any:
+        """The connection's ``distributed`` Security (None: plain TCP); ClusterSecurityError
+        when the address would expose the cluster."""
+        from arena.league.cluster import ClusterTLS, cluster_security
+
+        tls = ClusterTLS(*self.tls) if self.tls else None
+        return cluster_security(self.address, tls, self.insecure)
+
+
+@dataclass(frozen=True)
 class League:
     name: str
     path: Path
@@ -118,6 +141,7 @@ class League:
     rules: RuleOptions
     limits: Limits
     sandbox: SandboxSettings
+    cluster: ClusterSettings | None = None
 
     @property
     def store_path(self) -> Path:
@@ -131,6 +155,7 @@ _KNOWN = {
     "final": {f.name for f in fields(FinalSettings)},
     "uploads": {f.name for f in fields(UploadSettings)},
     "validation": {"matches"},
+    "cluster": {"address", "tls_ca_file", "tls_cert_file", "tls_key_file", "insecure"},
     "rules": {f.name for f in fields(RuleOptions)},
     "limits": {f.name for f in fields(Limits)},
     "sandbox": {f.name for f in fields(SandboxSettings)},
@@ -292,6 +317,25 @@ def load_league(path: Path | str) -> League:
         off_turn=sandbox_table.string("off_turn", sandbox_defaults.off_turn,
                                       "throttle|freeze|run"),
     )
+    cluster = None
+    if "cluster" in data:
+        table = _Table(path, "cluster", data["cluster"])
+        names = ("tls_ca_file", "tls_cert_file", "tls_key_file")
+        given = [n for n in names if n in table.data]
+        if given and len(given) != len(names):
+            raise LeagueError(f"{path}: [cluster] {', '.join(names)} go together; only "
+                              f"{', '.join(given)} given")
+        files = tuple((path.parent / table.string(n, None)).resolve() for n in names) \
+            if given else None
+        cluster = ClusterSettings(table.string("address", None),
+                                  (files[0], files[1], files[2]) if files else None,
+                                  table.boolean("insecure", False))
+        from arena.league.cluster import ClusterSecurityError
+
+        try:
+            cluster.security()
+        except ClusterSecurityError as error:
+            raise LeagueError(f"{path}: [cluster] {error}") from None
     from arena.sandbox import BACKENDS
 
     if sandbox.backend not in BACKENDS:
@@ -306,5 +350,5 @@ def load_league(path: Path | str) -> League:
         final=FinalSettings(matches_per_group=per_group, duplicate_deals=duplicate),
         uploads=upload_settings,
         validation_matches=validation.integer("matches", 2, 1, 20),
-        rules=rules, limits=limits, sandbox=sandbox,
+        rules=rules, limits=limits, sandbox=sandbox, cluster=cluster,
     )

@@ -1,7 +1,8 @@
 """The server's background work: a validation thread (queued versions, one at a time, in
 a worker process) and a match thread (the ladder, then the final), each with its own store
-connection. Matches are played by the season executor (``arena.league.executor``), in
-worker processes that die with the server.
+connection. Matches are played by the season executors: local worker processes that die
+with the server (``arena.league.executor``), or a Dask cluster (``[cluster]`` in the league
+file, ``arena.league.cluster``).
 
 On start, what a killed server left half-done is put right first (``LeagueStore.recover``):
 ladder matches left ``running`` are discarded (never counted), final matches left
@@ -19,7 +20,8 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena.league.executor import LocalExecutor, MatchJob
+from arena.league.cluster import DaskExecutor
+from arena.league.executor import Executor, LocalExecutor, MatchJob
 from arena.rules.seeds import MatchSeed
 from arena.sandbox import BotManifest, load_manifest
 from arena.server import ladder
@@ -36,7 +38,7 @@ class LeagueService:
         self.stop_event = threading.Event()
         self.threads: list[threading.Thread] = []
         self.validator = Validator()
-        self.executor: LocalExecutor | None = None
+        self.executor: Executor | None = None
         self.executor_lock = threading.Lock()
         self.errors: list[str] = []
 
@@ -195,7 +197,13 @@ class LeagueService:
         if not jobs:
             return
         seats = {job.match_id: store.match(job.match_id) for job in jobs}
-        executor = LocalExecutor(len(jobs), pin_cores=False)
+        executor: Executor
+        cluster = self.league.cluster
+        if cluster is None:
+            executor = LocalExecutor(len(jobs), pin_cores=False)
+        else:
+            executor = DaskExecutor(cluster.address, len(jobs), pin_cores=False,
+                                    security=cluster.security())
         with self.executor_lock:
             if self.stop_event.is_set():
                 return

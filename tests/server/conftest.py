@@ -68,10 +68,10 @@ def arena(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def write_league(folder: Path, per_hour: int = 50, ladder: str = "") -> Path:
+def write_league(folder: Path, per_hour: int = 50, ladder: str = "", extra: str = "") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "LEAGUE.toml"
-    path.write_text(LEAGUE.format(per_hour=per_hour, ladder=ladder))
+    path.write_text(LEAGUE.format(per_hour=per_hour, ladder=ladder) + extra)
     return path
 
 
