@@ -17,19 +17,20 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from arena.league.cluster import DaskExecutor
 from arena.league.executor import Executor, LocalExecutor, MatchJob
 from arena.rules.seeds import MatchSeed
-from arena.sandbox import BotManifest, load_manifest
+from arena.sandbox import BotManifest, ManifestError, load_manifest
 from arena.server import ladder
 from arena.server.config import League
 from arena.server.store import LeagueStore
 from arena.server.validation import ValidationJob, Validator
 
 IDLE_SECONDS = 0.3
+RETRY_SECONDS = 5.0
 
 
 class LeagueService:
@@ -70,15 +71,21 @@ class LeagueService:
         for thread in self.threads:
             thread.join(timeout=30)
 
-    def _guarded(self, target: object) -> None:
-        try:
-            target()  # type: ignore[operator]
-        except Exception:
-            if not self.stop_event.is_set():
-                message = traceback.format_exc()
+    def _guarded(self, target: Callable[[], None]) -> None:
+        """Run a loop; if it fails (a full disk, a damaged store), say so and start it
+        again after a pause: the site stays up, and the work resumes once the trouble is
+        fixed."""
+        while not self.stop_event.is_set():
+            try:
+                target()
+            except Exception:
+                if self.stop_event.is_set():
+                    return
+                message = traceback.format_exc(limit=6)
                 self.errors.append(message)
-                print(f"arena server: a background thread stopped:\n{message}",
-                      file=sys.stderr, flush=True)
+                print(f"arena server: background work failed, retrying in "
+                      f"{RETRY_SECONDS:g} s:\n{message}", file=sys.stderr, flush=True)
+                self.stop_event.wait(RETRY_SECONDS)
 
     # -- validation ----------------------------------------------------------------------
 
@@ -90,7 +97,11 @@ class LeagueService:
                 if version is None:
                     self.stop_event.wait(IDLE_SECONDS)
                     continue
-                self._validate(store, version.id, Path(version.folder))
+                try:
+                    self._validate(store, version.id, Path(version.folder))
+                except (ManifestError, OSError) as error:  # its stored sources are damaged
+                    store.set_status(version.id, "failed",
+                                     build_log=f"the stored sources cannot be used: {error}")
         finally:
             store.close()
 
@@ -149,9 +160,25 @@ class LeagueService:
         jobs = []
         for seats in tables:
             match_id = store.start_ladder_match(seats)
-            jobs.append(self._job(store, match_id, MatchSeed.keyed(key, match_id), seats))
+            try:
+                jobs.append(self._job(store, match_id, MatchSeed.keyed(key, match_id), seats))
+            except (ManifestError, OSError) as error:  # a bot's folder is gone or damaged
+                store.record_failure(match_id, f"cannot start the match: {error}")
+                self._fail_unplayable(store, seats, str(error))
         self._play(store, jobs)
         return True
+
+    def _fail_unplayable(self, store: LeagueStore, seats: Sequence[int], reason: str) -> None:
+        """Versions whose stored folder no longer loads leave the ladder (``failed``, with
+        the reason for their author), so the matchmaker does not pick them again."""
+        for version_id in seats:
+            row = store.db.execute("SELECT COALESCE(play_folder, folder) FROM versions "
+                                   "WHERE id = ?", (version_id,)).fetchone()
+            try:
+                load_manifest(Path(row[0]))
+            except (ManifestError, OSError):
+                store.set_status(version_id, "failed",
+                                 build_log=f"its stored folder cannot be used: {reason}")
 
     def _final_step(self, store: LeagueStore) -> bool:
         if not store.matches("WHERE kind = 'final'"):
@@ -174,8 +201,11 @@ class LeagueService:
         jobs = []
         for match in pending[:self.league.ladder.parallel]:
             if store.start_final_match(match.match_id):
-                jobs.append(self._job(store, match.match_id, MatchSeed.keyed(key, match.label),
-                                      match.seats))
+                try:
+                    jobs.append(self._job(store, match.match_id,
+                                          MatchSeed.keyed(key, match.label), match.seats))
+                except (ManifestError, OSError) as error:
+                    store.record_failure(match.match_id, f"cannot start the match: {error}")
         self._play(store, jobs)
         return True
 

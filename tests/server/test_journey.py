@@ -88,6 +88,14 @@ def test_authors_submit_versions_ladder_plays_and_final_ranks(tmp_path: Path) ->
             final["key_commitment"]
         assert final["key"] in page.text
 
+        # Each author reads their own bot's stderr of a match, never the other's.
+        with server.client("alice") as alice, server.client("bob") as bob:
+            seats = alice.get("/api/matches/L000001").json()["seats"]
+            mine = next(i for i, seat in enumerate(seats) if seat["bot"] == "greedy")
+            assert alice.get(f"/me/matches/L000001/stderr/{mine}").status_code == 200
+            assert bob.get(f"/me/matches/L000001/stderr/{mine}").status_code == 403
+            assert bob.get(f"/me/matches/L000001/stderr/{1 - mine}").status_code == 200
+
         # A match page is rendered per request from its log, checked against the SHA-256
         # recorded with the result: an edited log is named as such, and not served.
         with server.client() as client:

@@ -278,3 +278,25 @@ def test_the_sample_league_file_loads() -> None:
     assert league.data == ROOT / "runs" / "sample-league"  # git ignores runs/
     assert league.ladder.new_version_rating == "fresh"
     assert league.final.duplicate_deals and league.final.matches_per_group == 4
+
+
+def test_a_version_whose_folder_is_gone_leaves_the_ladder(
+        store: LeagueStore, league: League, tmp_path: Path) -> None:
+    """Its match is recorded failed (with why), the version failed (its author sees why),
+    and the matchmaker does not pick it again (no loop of failing matches)."""
+    from arena.server.service import LeagueService
+
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    good = store.add_version(alice, "a", "1", "h", "s", str(ROOT / "sample_bots" / "python"
+                                                           / "random"), 3)
+    gone = store.add_version(bob, "b", "1", "h", "s", str(tmp_path / "deleted"), 3)
+    for version in (good, gone):
+        store.activate(version.id, 1)
+    service = LeagueService(league)
+    assert service._ladder_step(store, salt=0)
+    [match] = store.matches()
+    assert match.status == "failed" and "cannot start the match" in str(match.error)
+    assert store.version(gone.id).status == "failed"  # type: ignore[union-attr]
+    assert "cannot be used" in store.version(gone.id).build_log  # type: ignore[union-attr]
+    assert store.version(good.id).status == "active"  # type: ignore[union-attr]
+    assert not service._ladder_step(store, salt=1)
