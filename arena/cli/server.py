@@ -95,8 +95,13 @@ def _act(league: Any, action: str, value: str, args: argparse.Namespace) -> int:
 def _serve(league: Any, args: argparse.Namespace) -> int:
     import uvicorn
 
+    from arena.sandbox import SandboxError, require_containment
     from arena.server.app import create_app
 
+    try:  # before anything listens: every submission would fail its validation
+        require_containment(league.sandbox.backend, league.sandbox.trusted_bots)
+    except SandboxError as error:
+        return _fail(str(error))
     host = args.host or league.host
     port = league.port if args.port is None else args.port
     app = create_app(league)

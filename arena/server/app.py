@@ -263,11 +263,11 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         board = ladder.ladder_ratings(store, league)
         rows = ladder.ladder_rows(store, board)
         key = bytes.fromhex(store.meta("ladder_key") or "")
-        counts = {"done": len(store.matches("WHERE kind = 'ladder' AND status = 'done'")),
+        counts = {"done": store.done_count("ladder"),
                   "running": len(store.matches("WHERE status = 'running'"))}
         return page("server_ladder.html", request, rows=rows, counts=counts,
                     commitment=key_commitment(key), page_name="ladder",
-                    actions=store.actions())
+                    revealed=store.meta("ladder_key_revealed"), actions=store.actions())
 
     async def final_page(request: Request) -> Response:
         store = context.store()
@@ -281,6 +281,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         return JSONResponse({"league": league.name,
                              "phase": ladder.current_phase(store, league),
                              "key_commitment": key_commitment(key),
+                             "key": store.meta("ladder_key_revealed"),
                              "ladder": _ladder_json(ladder.ladder_rows(store, board))})
 
     async def api_final(request: Request) -> Response:

@@ -194,8 +194,11 @@ class LeagueService:
             if store.meta("final_complete") is None and not store.matches(
                     "WHERE kind = 'final' AND status = 'running'"):
                 # Every final match is recorded: the key may now be published (reveal).
+                # The ladder has stopped too: its key is published with the final's, so
+                # every match of the league can be re-dealt and checked.
                 store.set_meta({"final_complete": str(time.time()),
-                                "final_key_revealed": store.meta("final_key") or ""})
+                                "final_key_revealed": store.meta("final_key") or "",
+                                "ladder_key_revealed": store.meta("ladder_key") or ""})
             return False
         key = bytes.fromhex(store.meta("final_key") or "")
         jobs = []

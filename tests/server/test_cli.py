@@ -74,3 +74,9 @@ def test_submit_errors(run: Run, tmp_path: Path) -> None:
                  env=empty_config), 1, "cannot reach")
     one_line(run("submit", str(tmp_path), "--server", f"http://127.0.0.1:{port}",
                  env={"ARENA_TOKEN": "1.x"}), 2, "bot.toml")
+
+
+def test_server_refuses_untrusted_bots_in_the_fallback_sandbox(run: Run, tmp_path: Path
+                                                               ) -> None:
+    league = write_league(tmp_path, extra='\n[sandbox]\nbackend = "fallback"\n')
+    one_line(run("server", str(league)), 2, "fallback", "trusted")

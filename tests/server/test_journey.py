@@ -87,6 +87,10 @@ def test_authors_submit_versions_ladder_plays_and_final_ranks(tmp_path: Path) ->
         assert hashlib.sha256(bytes.fromhex(final["key"])).hexdigest() == \
             final["key_commitment"]
         assert final["key"] in page.text
+        with server.client() as client:
+            standings = client.get("/api/standings").json()
+        assert hashlib.sha256(bytes.fromhex(standings["key"])).hexdigest() == \
+            standings["key_commitment"]  # the ladder's key is published with the final's
 
         # Each author reads their own bot's stderr of a match, never the other's.
         with server.client("alice") as alice, server.client("bob") as bob:
