@@ -1,5 +1,7 @@
 """The HTTP side of the league server: pages (Jinja2, in the report's style, rendered per
-request from the store) and a JSON API over the same data.
+request from the store) and a JSON API over the same data. Handlers that only read are
+plain functions, which Starlette runs in its thread pool (each thread with a store
+connection of its own), so a token check (argon2) or a rating never holds up the others.
 
 Who sees what:
 
@@ -21,7 +23,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -258,7 +260,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
 
     # -- public --------------------------------------------------------------------------
 
-    async def home(request: Request) -> Response:
+    def home(request: Request) -> Response:
         store = context.store()
         board = ladder.ladder_ratings(store, league)
         rows = ladder.ladder_rows(store, board)
@@ -269,12 +271,12 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                     commitment=key_commitment(key), page_name="ladder",
                     revealed=store.meta("ladder_key_revealed"), actions=store.actions())
 
-    async def final_page(request: Request) -> Response:
+    def final_page(request: Request) -> Response:
         store = context.store()
         return page("server_final.html", request, final=_final_json(store),
                     note=store.meta("final_note"), page_name="final")
 
-    async def api_standings(request: Request) -> Response:
+    def api_standings(request: Request) -> Response:
         store = context.store()
         board = ladder.ladder_ratings(store, league)
         key = bytes.fromhex(store.meta("ladder_key") or "")
@@ -284,7 +286,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                              "key": store.meta("ladder_key_revealed"),
                              "ladder": _ladder_json(ladder.ladder_rows(store, board))})
 
-    async def api_final(request: Request) -> Response:
+    def api_final(request: Request) -> Response:
         store = context.store()
         final = _final_json(store)
         final["phase"] = ladder.current_phase(store, league)
@@ -304,7 +306,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                        match.finished_at, match.log_sha256)
         return match, row
 
-    async def match_page(request: Request) -> Response:
+    def match_page(request: Request) -> Response:
         match, row = played_match(request.path_params["match_id"])
         versions = {v.id: v for v in context.store().versions()}
         names = [versions[v].bot for v in match.seats]
@@ -321,13 +323,13 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                     rounds=rounds, faults=[r for r in records if r["type"] == "fault"],
                     header=records[0])
 
-    async def match_log(request: Request) -> Response:
+    def match_log(request: Request) -> Response:
         match, row = played_match(request.path_params["match_id"])
         if render.check_log(row) is not None:
             raise HTTPException(404, "the log is missing or not the one recorded")
         return FileResponse(str(match.log_path), media_type="application/gzip")
 
-    async def asset(request: Request) -> Response:
+    def asset(request: Request) -> Response:
         name = request.path_params["name"]
         if name not in render.ASSETS:
             raise HTTPException(404, "no such asset")
@@ -337,7 +339,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
 
     # -- logging in ----------------------------------------------------------------------
 
-    async def login_form(request: Request) -> Response:
+    def login_form(request: Request) -> Response:
         return page("server_login.html", request, error=None, page_name="login",
                     next=request.query_params.get("next", "/me"))
 
@@ -357,14 +359,14 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                             max_age=30 * 24 * 3600)
         return response
 
-    async def logout(request: Request) -> Response:
+    def logout(request: Request) -> Response:
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(COOKIE)
         return response
 
     # -- for authors ---------------------------------------------------------------------
 
-    async def bot_page(request: Request) -> Response:
+    def bot_page(request: Request) -> Response:
         author = pages_author(request)
         if isinstance(author, Response):
             return author
@@ -383,7 +385,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                     standings=standings, charts=charts, matches=matches[-50:][::-1],
                     own=bot.author_id == author.id, page_name="bot")
 
-    async def matches_page(request: Request) -> Response:
+    def matches_page(request: Request) -> Response:
         author = pages_author(request)
         if isinstance(author, Response):
             return author
@@ -395,7 +397,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         return page("server_matches.html", request, matches=matches[::-1][:500],
                     results=results, page_name="matches")
 
-    async def me(request: Request) -> Response:
+    def me(request: Request) -> Response:
         author = pages_author(request)
         if isinstance(author, Response):
             return author
@@ -404,7 +406,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         return page("server_me.html", request, versions=versions, page_name="me",
                     message=request.query_params.get("message"), error=None)
 
-    async def version_page(request: Request) -> Response:
+    def version_page(request: Request) -> Response:
         author = pages_author(request)
         if isinstance(author, Response):
             return author
@@ -414,7 +416,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         return page("server_version.html", request, version=version, matches=matches,
                     page_name="me")
 
-    async def stderr_log(request: Request) -> Response:
+    def stderr_log(request: Request) -> Response:
         author = need_author(request)
         store = context.store()
         match = store.match(request.path_params["match_id"])
@@ -519,18 +521,18 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
 
     # -- the API for authors -------------------------------------------------------------
 
-    async def api_me(request: Request) -> Response:
+    def api_me(request: Request) -> Response:
         author = need_author(request)
         versions = context.store().versions("WHERE b.author_id = ?", (author.id,))
         return JSONResponse({"author": author.name,
                              "versions": [_version_json(v, True) for v in versions]})
 
-    async def api_version(request: Request) -> Response:
+    def api_version(request: Request) -> Response:
         author = need_author(request)
         version = own_version(author, int(request.path_params["version_id"]))
         return JSONResponse(_version_json(version, True))
 
-    async def api_bots(request: Request) -> Response:
+    def api_bots(request: Request) -> Response:
         need_author(request)
         store = context.store()
         return JSONResponse({"bots": [
@@ -539,7 +541,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                           for v in store.versions("WHERE b.id = ?", (b.id,))]}
             for b in store.bots()]})
 
-    async def api_bot(request: Request) -> Response:
+    def api_bot(request: Request) -> Response:
         author = need_author(request)
         store = context.store()
         bot = store.bot(request.path_params["name"])
@@ -557,7 +559,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                                       for m, mu, sigma in standings[v.id].history]}
                          for v in store.versions("WHERE b.id = ?", (bot.id,))]})
 
-    async def api_matches(request: Request) -> Response:
+    def api_matches(request: Request) -> Response:
         need_author(request)
         store = context.store()
         versions = {v.id: v for v in store.versions()}
@@ -568,7 +570,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
             _match_json(m, versions, results.get(m.match_id, []))
             for m in store.matches()]})
 
-    async def api_match(request: Request) -> Response:
+    def api_match(request: Request) -> Response:
         need_author(request)
         store = context.store()
         match = store.match(request.path_params["match_id"])
@@ -610,12 +612,11 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
     return app
 
 
-def _only_kinds(endpoint: Callable[[Request], Awaitable[Response]]
-                ) -> Callable[[Request], Awaitable[Response]]:
-    async def guarded(request: Request) -> Response:
+def _only_kinds(endpoint: Callable[[Request], Response]) -> Callable[[Request], Response]:
+    def guarded(request: Request) -> Response:
         if request.path_params["kind"] not in ("matches", "replays"):
             raise HTTPException(404, "not found")
-        return await endpoint(request)
+        return endpoint(request)
 
     return guarded
 

@@ -40,6 +40,15 @@ def _alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
+def _survivors(pids: set[int], grace: float = 15) -> list[int]:
+    """Those of ``pids`` still alive after ``grace`` seconds (a worker told by the kernel
+    that its parent died, and multiprocessing's resource tracker, end within moments)."""
+    deadline = time.monotonic() + grace
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [pid for pid in pids if _alive(pid)]
+
+
 def _snapshot(store: Path) -> tuple[dict[str, str], dict[str, list[tuple[object, ...]]]]:
     """Every match's status, and every result row by match."""
     with contextlib.closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as db:
@@ -73,10 +82,7 @@ def test_kill_9_during_the_ladder_loses_and_doubles_nothing(tmp_path: Path) -> N
         server.process.send_signal(signal.SIGKILL)
         server.process.wait()
         server.process = None
-        deadline = time.monotonic() + 15
-        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not [pid for pid in workers if _alive(pid)], "workers outlived the server"
+        assert not _survivors(workers), "workers outlived the server"
 
         before, results_before = _snapshot(store)
         running = sorted(m for m, s in before.items() if s == "running")
@@ -101,7 +107,7 @@ def test_kill_9_during_the_ladder_loses_and_doubles_nothing(tmp_path: Path) -> N
         assert server.process is not None
         workers = _children(server.process.pid)
         server.stop()  # SIGTERM: a clean stop, then the store is still
-        assert not [pid for pid in workers if _alive(pid)], "workers outlived a clean stop"
+        assert not _survivors(workers), "workers outlived a clean stop"
         statuses, results = _snapshot(store)
         assert set(statuses) >= listed
         assert set(results) == {m for m, s in statuses.items() if s == "done"}
