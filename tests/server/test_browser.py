@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, SAMPLES, Server, copy_bot, league_server
+from league_servers import ROOT, SAMPLES, Server, copy_bot, league_server
 
 from arena.server.uploads import pack
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from conftest import SAMPLES, free_port, write_league
+from league_servers import SAMPLES, free_port, write_league
 
 from arena.cli import main
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, write_league
+from league_servers import SAMPLES, write_league
 
 from arena.server.config import LeagueError, load_league
 from arena.server.service import LeagueService

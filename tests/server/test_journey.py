@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT, SAMPLES, Server, arena, copy_bot, league_server
+from league_servers import ROOT, SAMPLES, Server, arena, copy_bot, league_server
 
 from arena.server.uploads import pack
 

@@ -11,7 +11,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from conftest import SAMPLES, Server, copy_bot, free_port, write_league
+from league_servers import SAMPLES, Server, copy_bot, free_port, write_league
 
 from arena.server.uploads import pack
 

@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, write_league
+from league_servers import ROOT, write_league
 
 from arena.league.store import MatchRecord, SeatResult
 from arena.rating.outcome import Outcome

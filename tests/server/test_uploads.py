@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, Server, file_entry, league_server, tar_gz
+from league_servers import SAMPLES, Server, file_entry, league_server, tar_gz
 
 from arena.server.uploads import Caps, UploadRefused, pack, unpack
 

@@ -1,5 +1,6 @@
 """A real league server for the tests: ``python -m arena.cli server LEAGUE.toml`` in a
-subprocess on a free port, talked to over HTTP with httpx; authors added with the CLI."""
+subprocess on a free port, talked to over HTTP with httpx. (A module of its own, not a
+conftest: the report tests' conftest is imported under that name too.)"""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from arena.server.store import LeagueStore
 
@@ -200,8 +200,3 @@ def file_entry(name: str, data: bytes, mode: int = 0o644) -> tuple[tarfile.TarIn
     info.size = len(data)
     info.mode = mode
     return info, data
-
-
-@pytest.fixture
-def samples() -> Path:
-    return SAMPLES
