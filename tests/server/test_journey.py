@@ -92,6 +92,17 @@ def test_authors_submit_versions_ladder_plays_and_final_ranks(tmp_path: Path) ->
         assert hashlib.sha256(bytes.fromhex(standings["key"])).hexdigest() == \
             standings["key_commitment"]  # the ladder's key is published with the final's
 
+        # The organiser disqualifies a bot: the reason is public, its results stay.
+        played = {row["bot"]: row["matches"] for row in ladder(server)}
+        arena("server", "disqualify", "random", "--reason", "shared code",
+              "--league", str(server.league))
+        row = next(row for row in ladder(server) if row["bot"] == "random")
+        assert (row["state"], row["reason"], row["rank"]) == ("disqualified", "shared code",
+                                                              None)
+        assert row["matches"] == played["random"]
+        with server.client() as client:
+            assert "disqualified: shared code" in client.get("/").text
+
         # Each author reads their own bot's stderr of a match, never the other's.
         with server.client("alice") as alice, server.client("bob") as bob:
             seats = alice.get("/api/matches/L000001").json()["seats"]

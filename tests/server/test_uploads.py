@@ -213,3 +213,24 @@ def test_failed_builds_and_checks_go_to_their_author_only(server: Server) -> Non
     assert "oops: no hello" in page.text
     assert not [m for m in matches
                 if {"broken-build", "crashy"} & {seat["bot"] for seat in m["seats"]}]
+
+
+def test_the_web_form_refuses_with_the_reason_on_the_page(server: Server) -> None:
+    """The upload form (a browser's multipart POST, logged in by cookie) gives the same
+    refusals as the API, on the author's page; a good archive is accepted."""
+    with server.client() as client:
+        client.cookies.set("arena_token", server.tokens["bob"])
+        refused = client.post("/me/submit", files={
+            "archive": ("evil.tar.gz", MALICIOUS["symlink"][0], "application/gzip")})
+        assert refused.status_code == 422
+        assert "symbolic link" in refused.text and 'id="error"' in refused.text
+        empty = client.post("/me/submit", data={"other": "x"})
+        assert empty.status_code == 422 and "choose a .tar.gz" in empty.text
+        good = client.post("/me/submit", files={
+            "archive": ("greedy.tar.gz", pack(SAMPLES / "greedy"), "application/gzip")})
+        assert good.status_code == 303
+        assert "Submitted greedy version 1" in client.get(good.headers["location"]).text
+    with server.client() as client:
+        anonymous = client.post("/me/submit", files={
+            "archive": ("greedy.tar.gz", pack(SAMPLES / "greedy"), "application/gzip")})
+        assert anonymous.status_code == 303 and "/login" in anonymous.headers["location"]
