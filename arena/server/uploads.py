@@ -14,6 +14,7 @@ again (the same sources submitted twice share the folder).
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import hashlib
 import io
@@ -200,6 +201,11 @@ def _extract(archive: bytes, caps: Caps, folder: Path) -> None:
         raise UploadRefused(422, f"the archive is not a valid .tar.gz ({error})") from None
     except (EOFError, zlib.error, gzip.BadGzipFile) as error:
         raise UploadRefused(422, f"the archive is not a valid .tar.gz ({error})") from None
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise UploadRefused(507, "the server's disk is full; try again later") from None
+        raise UploadRefused(422, f"an entry of the archive cannot be stored "
+                            f"({error.strerror})") from None
     if entries == 0:
         raise UploadRefused(422, "the archive is empty")
 
@@ -215,7 +221,7 @@ def _open_parents(folder: Path, relative: PurePosixPath) -> int:
             try:
                 child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
                                 dir_fd=descriptor)
-            except (NotADirectoryError, OSError):
+            except NotADirectoryError:
                 raise UploadRefused(422, f"the archive uses {part} as a file and a folder"
                                     ) from None
             os.close(descriptor)
