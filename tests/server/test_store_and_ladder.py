@@ -300,3 +300,37 @@ def test_a_version_whose_folder_is_gone_leaves_the_ladder(
     assert "cannot be used" in store.version(gone.id).build_log  # type: ignore[union-attr]
     assert store.version(good.id).status == "active"  # type: ignore[union-attr]
     assert not service._ladder_step(store, salt=1)
+
+
+def test_opponents_are_the_closest_in_rating_within_the_author_limit(
+        store: LeagueStore, tmp_path: Path) -> None:
+    league = load_league(write_league(tmp_path / "limits", ladder="max_running_per_author = 1"))
+    alice, bob, carol, dave = (_author(store, n) for n in ("alice", "bob", "carol", "dave"))
+    strong, middle, weak = (_version(store, a, n) for a, n in
+                            ((alice, "strong"), (bob, "middle"), (carol, "weak")))
+    for winner, loser in ((strong, middle), (middle, weak), (strong, weak)) * 2:
+        store.record(_record(store.start_ladder_match((winner, loser)), 0), (winner, loser))
+    newcomer = _version(store, dave, "new")
+    board = ladder.ladder_ratings(store, league)
+    mus = {s.entrant_id: s.mu for s in board.standings}
+    assert mus[strong] > mus[middle] > mus[weak]
+    tables = ladder.pick_tables(store, league, board, slots=2, salt=0)
+    # The newcomer places first, against the one rated closest to its prior (mu 25).
+    closest = min((strong, middle, weak), key=lambda v: abs(mus[v] - MU))
+    assert set(tables[0]) == {newcomer, closest}
+    # One running match per author at most: a second pair cannot be seated while the
+    # remaining two are free only if their authors are not playing.
+    playing = {store.version(v).author_id for v in tables[0]}  # type: ignore[union-attr]
+    for table in tables[1:]:
+        assert not playing & {store.version(v).author_id for v in table}  # type: ignore[union-attr]
+    for table in tables:
+        store.start_ladder_match(table)
+    # dave's second bot and erin's are free; dave has a match running already, so only
+    # a league allowing two per author seats them.
+    extra = _version(store, dave, "second")
+    erin = _version(store, _author(store, "erin"), "erin")
+    board = ladder.ladder_ratings(store, league)
+    assert ladder.pick_tables(store, league, board, 2, 1) == []
+    looser = load_league(write_league(tmp_path / "two", ladder="max_running_per_author = 2"))
+    assert [set(t) for t in ladder.pick_tables(store, looser, board, 2, 1)] == [
+        {extra, erin}]
