@@ -98,9 +98,8 @@ def _wait(client: Any, version: dict[str, Any]) -> int:
         if version["status"] != status:
             status = version["status"]
             print(f"  {status}", flush=True)
-    if status == "failed":
-        print(version.get("build_log", "") if "failed" in version.get("build_log", "")
-              else version.get("check_report", ""))
+    if status == "failed":  # what failed: the check's report, or else the build's log
+        print(version.get("check_report") or version.get("build_log") or "", flush=True)
         return 1
     return 0
 
