@@ -34,6 +34,7 @@ def test_authors_submit_versions_ladder_plays_and_final_ranks(tmp_path: Path) ->
         # alice with the command line (token from the environment), bob over the API.
         done = _submit_cli(server, "alice", greedy)
         assert "submitted greedy version 1" in done
+        assert done.rstrip().endswith("active")  # --wait followed it through validation
         response = server.submit("bob", pack(random_bot))
         assert response.status_code == 201, response.text
         assert response.json()["status"] == "queued"
@@ -125,7 +126,8 @@ def test_authors_submit_versions_ladder_plays_and_final_ranks(tmp_path: Path) ->
 
 def _submit_cli(server: Server, author: str, folder: Path) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "submit", str(folder), "--server", server.url],
+        [sys.executable, "-m", "arena.cli", "submit", str(folder), "--server", server.url,
+         "--wait"],
         capture_output=True, text=True, timeout=60, cwd=ROOT,
         env={**os.environ, "ARENA_TOKEN": server.tokens[author]})
     assert done.returncode == 0, done.stderr

@@ -237,3 +237,21 @@ def test_the_web_form_refuses_with_the_reason_on_the_page(server: Server) -> Non
         anonymous = client.post("/me/submit", files={
             "archive": ("greedy.tar.gz", pack(SAMPLES / "greedy"), "application/gzip")})
         assert anonymous.status_code == 303 and "/login" in anonymous.headers["location"]
+
+
+def test_submit_wait_follows_a_failing_version_to_its_report(
+        server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.cli import main
+
+    folder = tmp_path / "crashing"
+    folder.mkdir()
+    (folder / "bot.toml").write_text('name = "crashing"\nversion = "1"\nlanguage = "python"\n'
+                                     'run = ["python3", "bot.py"]\n')
+    (folder / "bot.py").write_text("raise SystemExit('crashed before hello')\n")
+    monkeypatch.setenv("ARENA_TOKEN", server.tokens["bob"])
+    assert main(["submit", str(folder), "--server", server.url, "--wait"]) == 1
+    out = capsys.readouterr().out
+    assert "submitted crashing version 1" in out
+    assert "failed" in out and "FAIL connects and says hello" in out
+    assert "crashed before hello" in out
