@@ -102,6 +102,7 @@ def _journey(browser: Any, server: Server, tmp_path: Path) -> None:
 
         page.click("#versions a:has-text('v1')")
         assert "all checks passed" in page.locator("#check-report").inner_text()
+        problems["version"] = axe_violations(page)
 
         page.click("nav a:has-text('Ladder')")
         row = page.locator("#ladder tr[data-bot=greedy]")
@@ -113,6 +114,7 @@ def _journey(browser: Any, server: Server, tmp_path: Path) -> None:
         row.locator("a:has-text('greedy')").click()
         page.wait_for_url(f"{server.url}/bots/greedy.html")
         assert page.locator("svg.chart").count() >= 1  # the rating history
+        problems["bot"] = axe_violations(page)
         page.locator("main a[href^='/matches/']").first.click()
         page.wait_for_url(re.compile(r".*/matches/L\d+\.html"))
         assert page.locator("h1").inner_text().startswith("Match L")
@@ -123,6 +125,12 @@ def _journey(browser: Any, server: Server, tmp_path: Path) -> None:
         page.wait_for_function("document.getElementById('event-text').textContent.length > 0")
         page.keyboard.press("ArrowRight")
         problems["replay"] = axe_violations(page)
+        page.click("nav a:has-text('Matches')")
+        assert page.locator("#matches a[href^='/matches/L']").count() >= 1
+        problems["matches"] = axe_violations(page)
+        page.click("nav a:has-text('Final')")
+        assert "has not started" in page.locator("main").inner_text()
+        problems["final"] = axe_violations(page)
     finally:
         context.close()
     assert not {name: found for name, found in problems.items() if found}
