@@ -9,6 +9,8 @@ It sits on top of everything (league, rating, report, sandbox, referee); nothing
 * ``store``: SQLite, the source of truth (authors, bots, versions, matches, results).
 * ``uploads``: checking and unpacking an untrusted bot archive.
 * ``validation``: build and conformance check of a queued version, in a worker process.
-* ``ladder``: the matchmaker, the match runner and the final phase.
+* ``ladder``: live ratings, the matchmaker, the phases, the final's schedule and standings.
+* ``service``: the background threads (validation, then the ladder and the final) and
+  what a restart puts right.
 * ``app``: the HTTP API and the pages (Starlette, served by uvicorn).
 """
