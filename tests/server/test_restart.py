@@ -1,6 +1,7 @@
 """kill -9 during the ladder, then a restart: nothing recorded is lost, nothing is counted
 twice, the matches that were being played are discarded (never half-counted), the match
-workers died with the server, and the ladder goes on."""
+workers died with the server, and the ladder goes on; kill -9 during the final: the match
+being played is played again, and the final completes with each match once."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from pathlib import Path
 
 from league_servers import SAMPLES, Server, copy_bot, free_port, write_league
 
+from arena.server import ladder
+from arena.server.config import load_league
+from arena.server.store import LeagueStore
 from arena.server.uploads import pack
 
 
@@ -59,7 +63,7 @@ def _snapshot(store: Path) -> tuple[dict[str, str], dict[str, list[tuple[object,
     return statuses, results
 
 
-def test_kill_9_during_the_ladder_loses_and_doubles_nothing(tmp_path: Path) -> None:
+def test_kill_9_during_the_ladder_and_the_final_loses_and_doubles_nothing(tmp_path: Path) -> None:
     server = Server(write_league(tmp_path / "league"), free_port())
     server.start()
     try:
@@ -113,5 +117,34 @@ def test_kill_9_during_the_ladder_loses_and_doubles_nothing(tmp_path: Path) -> N
         assert set(results) == {m for m, s in statuses.items() if s == "done"}
         assert all(len(rows) == 2 and {r[1] for r in rows} == {0, 1}
                    for rows in results.values())
+
+        # The final, killed while a final match is played: after the restart that match is
+        # played again from its deal, and the final completes with each match once.
+        league = load_league(server.league)
+        with contextlib.closing(LeagueStore(league.store_path)) as league_store:
+            ladder.advance(league_store, league, "final")
+        server.start()
+        deadline = time.monotonic() + 60
+        while "running" not in {s for m, s in _snapshot(store)[0].items()
+                                if m.startswith("final-")}:
+            assert time.monotonic() < deadline, "no final match was played"
+            time.sleep(0.05)
+        assert server.process is not None
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait()
+        server.process = None
+        killed = {m for m, s in _snapshot(store)[0].items()
+                  if m.startswith("final-") and s == "running"}
+        server.start()
+        with server.client() as client:
+            final = server.wait_for(lambda: (lambda f: f if f["complete"] else None)(
+                client.get("/api/final").json()), what="the final after the restart")
+        statuses, results = _snapshot(store)
+        finals = {m: s for m, s in statuses.items() if m.startswith("final-")}
+        assert killed and killed <= set(finals)
+        assert set(finals.values()) == {"done"}
+        assert all(len(results[m]) == 2 for m in finals)
+        assert final["matches"] == {"done": len(finals)}
+        assert len(final["standings"]) == 2
     finally:
         server.stop()
