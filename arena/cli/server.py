@@ -93,6 +93,8 @@ def _act(league: Any, action: str, value: str, args: argparse.Namespace) -> int:
 
 
 def _serve(league: Any, args: argparse.Namespace) -> int:
+    import socket
+
     import uvicorn
 
     from arena.sandbox import SandboxError, require_containment
@@ -104,13 +106,23 @@ def _serve(league: Any, args: argparse.Namespace) -> int:
         return _fail(str(error))
     host = args.host or league.host
     port = league.port if args.port is None else args.port
+    # The socket first: a port in use is one clear line, before anything starts.
+    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as error:
+        listener.close()
+        return _fail(f"cannot listen on {host}:{port} ({error.strerror}); choose another "
+                     "--port (or [league] port)")
+    port = listener.getsockname()[1]
     app = create_app(league)
     print(f"league {league.name}: serving on http://{host}:{port}/ (data in {league.data})",
           flush=True)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                            lifespan="on", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
-    server.run()
+    server.run(sockets=[listener])
     return 0 if server.started else 1
 
 

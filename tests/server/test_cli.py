@@ -80,3 +80,14 @@ def test_server_refuses_untrusted_bots_in_the_fallback_sandbox(run: Run, tmp_pat
                                                                ) -> None:
     league = write_league(tmp_path, extra='\n[sandbox]\nbackend = "fallback"\n')
     one_line(run("server", str(league)), 2, "fallback", "trusted")
+
+
+def test_server_says_when_its_port_is_taken(run: Run, tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        one_line(run("server", str(write_league(tmp_path)), "--port", str(port)), 2,
+                 f"cannot listen on 127.0.0.1:{port}", "in use")
