@@ -151,10 +151,6 @@ class Version:
     bot_state: str
     bot_reason: str | None
 
-    @property
-    def tag(self) -> str:
-        return f"{self.bot} v{self.number}"
-
 
 @dataclass(frozen=True)
 class Bot:
@@ -332,10 +328,6 @@ class LeagueStore:
         except (VerificationError, InvalidHashError):
             return None
         return Author(row[0], row[1])
-
-    def authors(self) -> list[Author]:
-        return [Author(*row) for row in self.db.execute(
-            "SELECT id, name FROM authors ORDER BY id")]
 
     # -- uploads and versions ------------------------------------------------------------
 
