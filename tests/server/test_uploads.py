@@ -137,6 +137,14 @@ def test_tokens_required_and_checked(server: Server) -> None:
         assert anonymous.get("/").status_code == 200
 
 
+def test_every_response_carries_the_security_headers(server: Server) -> None:
+    with server.client("alice") as client:
+        for path in ("/", "/api/standings", "/me", "/nowhere", "/assets/style.css"):
+            headers = client.get(path).headers
+            assert "script-src 'self'" in headers["content-security-policy"], path
+            assert headers["x-content-type-options"] == "nosniff", path
+
+
 def test_bot_names_belong_to_their_author(server: Server) -> None:
     archive = pack(SAMPLES / "random")
     first = server.submit("alice", archive)
