@@ -17,8 +17,10 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from arena.league.executor import die_with_parent
 from arena.league.season import SandboxSettings
@@ -36,6 +38,7 @@ from arena.sandbox import (
     sandbox_record,
 )
 
+Outcome = TypeVar("Outcome")
 LOG_TAIL_BYTES = 64 * 1024
 """Of each build output file, the end kept in the build log shown to the author."""
 
@@ -153,6 +156,7 @@ class Validator:
 
     def __init__(self) -> None:
         self.pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self.closed = False
 
     def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
         if self.pool is None:
@@ -161,20 +165,33 @@ class Validator:
                 initializer=_worker_init, initargs=(os.getpid(),))
         return self.pool
 
+    def _run(self, work: Callable[..., Outcome], *args: object) -> Outcome | str:
+        """``work(*args)`` in the worker; if the worker is found dead (killed since its
+        last job, or during this one), once more in a new one; the reason if that dies
+        too."""
+        for attempt in (1, 2):
+            if self.closed:
+                return "the server is stopping"
+            try:
+                return self._pool().submit(work, *args).result()
+            except concurrent.futures.process.BrokenProcessPool as error:
+                self.shutdown()
+                if attempt == 2:
+                    return f"the validation worker died ({error})"
+        raise AssertionError("unreachable")
+
     def build(self, job: ValidationJob) -> BuildOutcome:
-        try:
-            return self._pool().submit(build_version, job).result()
-        except concurrent.futures.process.BrokenProcessPool as error:
-            self.shutdown()
-            return BuildOutcome(None, f"the validation worker died during the build ({error})")
+        outcome = self._run(build_version, job)
+        return BuildOutcome(None, outcome) if isinstance(outcome, str) else outcome
 
     def check(self, job: ValidationJob, bot: BotManifest) -> CheckOutcome:
-        try:
-            return self._pool().submit(check_version, job, bot).result()
-        except concurrent.futures.process.BrokenProcessPool as error:
-            self.shutdown()
-            return CheckOutcome(False, f"the validation worker died during the check "
-                                f"({error})")
+        outcome = self._run(check_version, job, bot)
+        return CheckOutcome(False, outcome) if isinstance(outcome, str) else outcome
+
+    def close(self) -> None:
+        """Stop for good (the server is stopping): the job in hand is not retried."""
+        self.closed = True
+        self.shutdown()
 
     def shutdown(self) -> None:
         pool, self.pool = self.pool, None

@@ -1,6 +1,7 @@
 """kill -9 during the ladder, then a restart: nothing recorded is lost, nothing is counted
 twice, the matches that were being played are discarded (never half-counted), the match
-workers died with the server, and the ladder goes on; kill -9 during the final: the match
+workers died with the server, and the ladder goes on (as it does when one match worker is
+killed: that match is recorded failed, with why); kill -9 during the final: the match
 being played is played again, and the final completes with each match once."""
 
 from __future__ import annotations
@@ -34,6 +35,30 @@ def _children(root: int) -> set[int]:
         frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
         found |= frontier
     return found
+
+
+def _parent(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat[stat.rindex(")") + 2:].split()[1])
+
+
+def _started(pid: int) -> int:
+    """When the process started (clock ticks since boot)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat[stat.rindex(")") + 2:].split()[19])
+
+
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
 
 
 def _alive(pid: int) -> bool:
@@ -80,6 +105,29 @@ def test_kill_9_during_the_ladder_and_the_final_loses_and_doubles_nothing(tmp_pa
             return done >= 3 and "running" in statuses.values()
 
         server.wait_for(playing, timeout=90, what="a match being played after 3 done")
+
+        # A match worker killed mid-match (the OOM killer): that match is recorded failed
+        # with the reason, a new worker takes over, and the ladder goes on.
+        assert server.process is not None
+        server_pid = server.process.pid
+        # The server's worker processes by start: the validation worker came first (the
+        # match workers only once two versions were active).
+        workers = server.wait_for(lambda: (lambda found: found if len(found) >= 2 else None)(
+            sorted((pid for pid in _children(server_pid) if _parent(pid) == server_pid
+                    and "spawn_main" in _command(pid)), key=_started)),
+            what="the validation worker and a match worker")
+        before_kill = {m for m, s in _snapshot(store)[0].items() if s == "done"}
+        os.kill(workers[-1], signal.SIGKILL)
+        server.wait_for(lambda: "failed" in _snapshot(store)[0].values(),
+                        what="the killed match recorded failed")
+        server.wait_for(lambda: len({m for m, s in _snapshot(store)[0].items()
+                                     if s == "done"} - before_kill) >= 2,
+                        what="the ladder after a worker died")
+        with contextlib.closing(LeagueStore(store)) as reading:
+            failed = reading.matches("WHERE status = 'failed'")
+        assert failed and all("worker failed" in str(m.error) for m in failed)
+        server.wait_for(playing, timeout=60, what="a match being played")
+
         assert server.process is not None
         workers = _children(server.process.pid)
         assert workers  # the match and validation workers, and the bots

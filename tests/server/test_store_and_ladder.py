@@ -293,13 +293,14 @@ def test_a_version_whose_folder_is_gone_leaves_the_ladder(
     for version in (good, gone):
         store.activate(version.id, 1)
     service = LeagueService(league)
-    assert service._ladder_step(store, salt=0)
+    assert service._ladder_jobs(store, slots=2, salt=0) == []  # the match could not start
     [match] = store.matches()
     assert match.status == "failed" and "cannot start the match" in str(match.error)
     assert store.version(gone.id).status == "failed"  # type: ignore[union-attr]
     assert "cannot be used" in store.version(gone.id).build_log  # type: ignore[union-attr]
     assert store.version(good.id).status == "active"  # type: ignore[union-attr]
-    assert not service._ladder_step(store, salt=1)
+    assert service._ladder_jobs(store, slots=2, salt=1) == []
+    assert len(store.matches()) == 1  # and no other was tried
 
 
 def test_opponents_are_the_closest_in_rating_within_the_author_limit(
