@@ -1,8 +1,9 @@
 """The server's background work: a validation thread (queued versions, one at a time, in
 a worker process) and a match thread (the ladder, then the final), each with its own store
-connection. Matches are played by the season executors: local worker processes that die
-with the server (``arena.league.executor``), or a Dask cluster (``[cluster]`` in the league
-file, ``arena.league.cluster``).
+connection. Matches are played by the season executors' workers: long-lived local worker
+processes that die with the server (``MatchPool``: ``arena.league.executor``'s worker set-up
+and ``play_job``), a new match started as soon as one ends; or, a batch at a time, the Dask
+executor (``[cluster]`` in the league file, ``arena.league.cluster``).
 
 On start, what a killed server left half-done is put right first (``LeagueStore.recover``):
 ladder matches left ``running`` are discarded (never counted), final matches left
