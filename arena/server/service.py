@@ -174,11 +174,16 @@ class LeagueService:
     def _match_loop(self) -> None:
         store = LeagueStore(self.league.store_path)
         try:
+            # Nothing of this loop is being played now: what a failed run of it left
+            # ``running`` is released (at the first run, ``recover`` did it already).
+            store.release_matches()
             if self.league.cluster is None:
                 self._continuous(store)
             else:
                 self._in_batches(store)
         finally:
+            if not self.stop_event.is_set():  # a failure: its matches' workers go too
+                self.pool.shutdown()
             store.close()
 
     def _next_jobs(self, store: LeagueStore, slots: int, salt: int,

@@ -517,15 +517,23 @@ class LeagueStore:
     def recover(self) -> dict[str, int]:
         """At start: matches a killed server left ``running`` are discarded (ladder) or
         scheduled again (final); versions left mid-validation are queued again."""
+        released = self.release_matches()
+        with self.transaction() as db:
+            queued = db.execute("UPDATE versions SET status = 'queued' "
+                                "WHERE status IN ('building', 'checking')").rowcount
+        return {**released, "requeued": queued}
+
+    def release_matches(self) -> dict[str, int]:
+        """Matches left ``running`` by players that are gone (a killed server, or a match
+        loop that failed and dropped its workers): ladder ones discarded (never counted),
+        final ones scheduled again."""
         with self.transaction() as db:
             discarded = db.execute(
                 "UPDATE matches SET status = 'discarded', error = 'the server stopped while "
                 "it was being played' WHERE status = 'running' AND kind = 'ladder'").rowcount
             again = db.execute("UPDATE matches SET status = 'scheduled', started_at = NULL "
                                "WHERE status = 'running' AND kind = 'final'").rowcount
-            queued = db.execute("UPDATE versions SET status = 'queued' "
-                                "WHERE status IN ('building', 'checking')").rowcount
-        return {"discarded": discarded, "rescheduled": again, "requeued": queued}
+        return {"discarded": discarded, "rescheduled": again}
 
     def matches(self, where: str = "", params: Sequence[Any] = ()) -> list[StoredMatch]:
         return [_match(row) for row in self.db.execute(

@@ -335,3 +335,42 @@ def test_opponents_are_the_closest_in_rating_within_the_author_limit(
     looser = load_league(write_league(tmp_path / "two", ladder="max_running_per_author = 2"))
     assert [set(t) for t in ladder.pick_tables(store, looser, board, 2, 1)] == [
         {extra, erin}]
+
+
+def test_the_match_loop_survives_a_failure_and_releases_its_matches(
+        store: LeagueStore, league: League, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure while recording (a full disk, say) stops the loop; it starts again after
+    a pause, discards the match it was playing (never half-counted) and plays on."""
+    import time
+
+    from arena.server import service as service_module
+    from arena.server.service import LeagueService
+
+    monkeypatch.setattr(service_module, "RETRY_SECONDS", 0.1)
+    for author, bot in (("alice", "greedy"), ("bob", "random")):
+        version = store.add_version(_author(store, author), bot, "1", bot, "s",
+                                    str(ROOT / "sample_bots" / "python" / bot), 3)
+        store.activate(version.id, 1)
+    service = LeagueService(league)
+    failures = []
+    real_record = LeagueService._record
+
+    def record_once_failing(self: LeagueService, db: LeagueStore, outcome: object) -> None:
+        if not failures:
+            failures.append(outcome)
+            raise OSError(28, "No space left on device")
+        real_record(self, db, outcome)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LeagueService, "_record", record_once_failing)
+    service.start()
+    try:
+        deadline = time.monotonic() + 60
+        while store.done_count("ladder") < 2:
+            assert time.monotonic() < deadline, "the ladder did not go on"
+            time.sleep(0.1)
+    finally:
+        service.stop()
+    statuses = {m.match_id: m.status for m in store.matches()}
+    assert statuses["L000001"] == "discarded"
+    assert store.results_of("L000001") == []
+    assert service.errors and "No space left" in service.errors[0]
