@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import trueskill
@@ -124,9 +124,15 @@ def probability_stronger(upper: Standing, lower: Standing) -> float:
 
 
 def rate_season(results: Sequence[Outcome], entrant_ids: Sequence[int],
-                draw_probability: float = DRAW_PROBABILITY) -> Leaderboard:
-    """Rate every match in match-id order; ``results`` may come in any order."""
+                draw_probability: float = DRAW_PROBABILITY,
+                inherit: Mapping[int, int] | None = None) -> Leaderboard:
+    """Rate every match in match-id order; ``results`` may come in any order.
+
+    ``inherit`` maps an entrant to the one it succeeds (a new version of a bot on a
+    league server's ladder): at its first match it starts from its predecessor's mu at
+    that point, with the prior's sigma (a carried mean, a fresh uncertainty)."""
     env = environment(draw_probability)
+    inherit = inherit or {}
     standings = {e: Standing(e) for e in entrant_ids}
     by_match: dict[str, list[Outcome]] = defaultdict(list)
     for result in results:
@@ -134,6 +140,10 @@ def rate_season(results: Sequence[Outcome], entrant_ids: Sequence[int],
     for match_id in sorted(by_match):
         seats = sorted(by_match[match_id], key=lambda r: r.seat)
         players = [standings.setdefault(r.entrant_id, Standing(r.entrant_id)) for r in seats]
+        for player in players:
+            predecessor = inherit.get(player.entrant_id)
+            if not player.matches and predecessor in standings:
+                player.mu = standings[predecessor].mu
         teams = [(env.create_rating(p.mu, p.sigma),) for p in players]
         rated = env.rate(teams, ranks=[r.place - 1 for r in seats])
         winners = sum(1 for r in seats if r.place == 1)

@@ -1,0 +1,118 @@
+"""``arena submit BOT_FOLDER --server URL``: pack a bot folder and submit it to a league
+server as a new version of the bot its bot.toml names.
+
+The token comes from ``ARENA_TOKEN``, else ``--token-file``, else the config file
+``~/.config/uno-arena/token`` (its first line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+TOKEN_VARIABLE = "ARENA_TOKEN"
+FINAL_STATUSES = ("active", "failed", "retired")
+
+
+def default_token_file() -> Path:
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return config / "uno-arena" / "token"
+
+
+def read_token(token_file: str | None) -> str | None:
+    if os.environ.get(TOKEN_VARIABLE):
+        return os.environ[TOKEN_VARIABLE].strip()
+    path = Path(token_file) if token_file else default_token_file()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return lines[0].strip() if lines else None
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"arena submit: {message}", file=sys.stderr)
+    return code
+
+
+def _submit(args: argparse.Namespace) -> int:
+    """Pack a bot folder and submit it to a league server (a new version of the bot)."""
+    import httpx
+
+    from arena.sandbox.manifest import ManifestError, load_manifest
+    from arena.server.uploads import pack
+
+    token = read_token(args.token_file)
+    if not token:
+        return _fail(f"no token: set {TOKEN_VARIABLE}, or put it in "
+                     f"{args.token_file or default_token_file()}", 2)
+    folder = Path(args.bot)
+    try:
+        manifest = load_manifest(folder)
+        archive = pack(manifest.folder)
+    except ManifestError as error:
+        return _fail(str(error), 2)
+    except OSError as error:
+        return _fail(f"{folder}: cannot read the bot folder ({error.strerror})", 2)
+    base = args.server.rstrip("/")
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/gzip"}
+    try:
+        with httpx.Client(base_url=base, headers={"Authorization": headers["Authorization"]},
+                          timeout=args.timeout) as client:
+            response = client.post("/api/submissions", content=archive,
+                                   headers={"Content-Type": "application/gzip"})
+            if response.status_code != 201:
+                return _fail(f"{base} refused the submission ({response.status_code}): "
+                             f"{_error(response)}")
+            version = response.json()
+            print(f"submitted {version['bot']} version {version['number']} "
+                  f"({len(archive)} bytes, sources {version['content_hash'][:16]}): "
+                  f"{version['status']}", flush=True)
+            if not args.wait:
+                return 0
+            return _wait(client, version)
+    except httpx.HTTPError as error:
+        return _fail(f"cannot reach {base}: {error}")
+
+
+def _error(response: Any) -> str:
+    try:
+        return str(response.json().get("error", response.text))
+    except ValueError:
+        return str(response.text[:500])
+
+
+def _wait(client: Any, version: dict[str, Any]) -> int:
+    status = version["status"]
+    while status not in FINAL_STATUSES:
+        time.sleep(1.0)
+        response = client.get(f"/api/versions/{version['id']}")
+        if response.status_code != 200:
+            return _fail(f"cannot follow the version ({response.status_code}): "
+                         f"{_error(response)}")
+        version = response.json()
+        if version["status"] != status:
+            status = version["status"]
+            print(f"  {status}", flush=True)
+    if status == "failed":  # what failed: the check's report, or else the build's log
+        print(version.get("check_report") or version.get("build_log") or "", flush=True)
+        return 1
+    return 0
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser("submit", help="submit a bot folder to a league server",
+                                 description=_submit.__doc__, epilog=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("bot", metavar="BOT_FOLDER")
+    parser.add_argument("--server", required=True, metavar="URL",
+                        help="the league server, e.g. http://127.0.0.1:8080")
+    parser.add_argument("--token-file", help="a file whose first line is your token")
+    parser.add_argument("--wait", action="store_true",
+                        help="follow the version until it is active or failed")
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.set_defaults(run=_submit)

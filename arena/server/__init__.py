@@ -1,0 +1,16 @@
+"""The league server (``arena server LEAGUE.toml``): authors submit bots over HTTP, each
+submission becomes a version that is built and checked in the sandbox, active versions play
+a continuous ladder rated with live TrueSkill, and the league ends with a final round robin
+under a secret key, rated by the official standings.
+
+It sits on top of everything (league, rating, report, sandbox, referee); nothing imports it.
+
+* ``config``: the league file (``LEAGUE.toml``).
+* ``store``: SQLite, the source of truth (authors, bots, versions, matches, results).
+* ``uploads``: checking and unpacking an untrusted bot archive.
+* ``validation``: build and conformance check of a queued version, in a worker process.
+* ``ladder``: live ratings, the matchmaker, the phases, the final's schedule and standings.
+* ``service``: the background threads (validation, then the ladder and the final) and
+  what a restart puts right.
+* ``app``: the HTTP API and the pages (Starlette, served by uvicorn).
+"""

@@ -1,0 +1,354 @@
+"""League files: one TOML file says everything about a league server.
+
+    [league]
+    name = "spring"
+    data = "data/spring"          # the store, uploads, builds and match logs (made 0700)
+    host = "127.0.0.1"            # where `arena server` listens
+    port = 8080
+
+    [phases]                      # optional times (UTC unless the time says otherwise)
+    open_until = 2026-12-01T18:00:00Z     # then frozen: no new submissions
+    frozen_until = 2026-12-02T18:00:00Z   # then the final round robin
+    # without times, the organiser moves on with `arena server advance LEAGUE.toml PHASE`
+
+    [ladder]
+    parallel = 2                  # ladder matches at once
+    table_size = 2                # players per match
+    placement_matches = 4         # a new version's first matches, played before others'
+    max_bots_per_author = 3
+    max_running_per_author = 2    # ladder matches at once involving one author's bots
+    same_author_matches = false   # may an author's bots meet on the ladder?
+    new_version_rating = "fresh"  # or "carry_mean": start at the previous version's mu
+    versions_active_per_bot = 1   # older versions beyond this retire (keeping history)
+
+    [final]
+    matches_per_group = 4
+    duplicate_deals = true        # default at 2 seats, as in a season
+
+    [uploads]
+    max_bytes = 5_000_000         # the compressed archive
+    max_unpacked_bytes = 50_000_000
+    max_files = 2_000
+    per_hour = 10                 # submissions an author may make in any hour
+
+    [validation]
+    matches = 2                   # conformance matches (as `arena check`) before going live
+
+    [cluster]                     # optional: play the matches on a Dask cluster
+    address = "tls://head:8786"   # with tls_ca_file, tls_cert_file, tls_key_file (relative
+                                  # to this file); a plain tcp:// address only on this
+                                  # machine, or with insecure = true (see the README)
+
+    [rules]    # as in a season file: RuleOptions (the official rules by default)
+    [limits]   # as in a season file
+    [sandbox]  # as in a season file
+
+Every mistake is reported before the server starts, naming the file, the field and what
+was expected.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from arena.league.season import SandboxSettings
+from arena.referee.match import Limits
+from arena.rules.options import RuleOptions
+
+PHASES = ("open", "frozen", "final")
+RATING_POLICIES = ("fresh", "carry_mean")
+
+
+class LeagueError(ValueError):
+    """A league file a user must fix."""
+
+
+@dataclass(frozen=True)
+class PhaseTimes:
+    open_until: dt.datetime | None = None
+    frozen_until: dt.datetime | None = None
+
+    def phase_at(self, now: dt.datetime) -> str:
+        """The phase the times alone give at ``now``."""
+        if self.frozen_until is not None and now >= self.frozen_until:
+            return "final"
+        if self.open_until is not None and now >= self.open_until:
+            return "frozen"
+        return "open"
+
+
+@dataclass(frozen=True)
+class LadderSettings:
+    parallel: int = 2
+    table_size: int = 2
+    placement_matches: int = 4
+    max_bots_per_author: int = 3
+    max_running_per_author: int = 2
+    same_author_matches: bool = False
+    new_version_rating: str = "fresh"
+    versions_active_per_bot: int = 1
+
+
+@dataclass(frozen=True)
+class FinalSettings:
+    matches_per_group: int = 4
+    duplicate_deals: bool = True
+
+
+@dataclass(frozen=True)
+class UploadSettings:
+    max_bytes: int = 5_000_000
+    max_unpacked_bytes: int = 50_000_000
+    max_files: int = 2_000
+    per_hour: int = 10
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """A Dask cluster for the matches (``arena.league.cluster``); None: local workers."""
+
+    address: str
+    tls: tuple[Path, Path, Path] | None = None
+    """The CA, certificate and key files the server connects with (a ``tls://`` address)."""
+    insecure: bool = False
+
+    def security(self) -> Any:
+        """The connection's ``distributed`` Security (None: plain TCP); ClusterSecurityError
+        when the address would expose the cluster."""
+        from arena.league.cluster import ClusterTLS, cluster_security
+
+        tls = ClusterTLS(*self.tls) if self.tls else None
+        return cluster_security(self.address, tls, self.insecure)
+
+
+@dataclass(frozen=True)
+class League:
+    name: str
+    path: Path
+    data: Path
+    host: str
+    port: int
+    phases: PhaseTimes
+    ladder: LadderSettings
+    final: FinalSettings
+    uploads: UploadSettings
+    validation_matches: int
+    rules: RuleOptions
+    limits: Limits
+    sandbox: SandboxSettings
+    cluster: ClusterSettings | None = None
+
+    @property
+    def store_path(self) -> Path:
+        return self.data / "league.sqlite"
+
+
+_KNOWN = {
+    "league": {"name", "data", "host", "port"},
+    "phases": {"open_until", "frozen_until"},
+    "ladder": {f.name for f in fields(LadderSettings)},
+    "final": {f.name for f in fields(FinalSettings)},
+    "uploads": {f.name for f in fields(UploadSettings)},
+    "validation": {"matches"},
+    "cluster": {"address", "tls_ca_file", "tls_cert_file", "tls_key_file", "insecure"},
+    "rules": {f.name for f in fields(RuleOptions)},
+    "limits": {f.name for f in fields(Limits)},
+    "sandbox": {f.name for f in fields(SandboxSettings)},
+}
+
+
+class _Table:
+    """Typed access to one table of the file, with errors naming file, table and field."""
+
+    def __init__(self, path: Path, name: str, data: Any) -> None:
+        self.path, self.name = path, name
+        if not isinstance(data, dict):
+            raise LeagueError(f"{path}: [{name}] must be a table, not {data!r}")
+        self.data: dict[str, Any] = data
+        unknown = sorted(set(data) - _KNOWN[name])
+        if unknown:
+            raise LeagueError(f"{path}: [{name}] has unknown field(s) {', '.join(unknown)}; "
+                              f"known: {', '.join(sorted(_KNOWN[name]))}")
+
+    def error(self, key: str, expected: str, got: Any) -> LeagueError:
+        return LeagueError(f"{self.path}: [{self.name}] {key} must be {expected}, not {got!r}")
+
+    def integer(self, key: str, default: int, low: int, high: int | None = None) -> int:
+        value = self.data.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < low or (
+                high is not None and value > high):
+            span = f"from {low} to {high}" if high is not None else f"≥ {low}"
+            raise self.error(key, f"an integer {span}", value)
+        return value
+
+    def number(self, key: str, default: float, low: float) -> float:
+        value = self.data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
+            raise self.error(key, f"a number ≥ {low:g}", value)
+        return float(value)
+
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise self.error(key, "true or false", value)
+        return value
+
+    def string(self, key: str, default: str | None, pattern: str | None = None) -> str:
+        value = self.data.get(key, default)
+        if value is None:
+            raise LeagueError(f"{self.path}: [{self.name}] {key} is required (a string)")
+        if not isinstance(value, str) or not value or (
+                pattern and not re.fullmatch(pattern, value)):
+            raise self.error(key, "a non-empty string" + (
+                f" matching {pattern}" if pattern else ""), value)
+        return value
+
+    def time(self, key: str) -> dt.datetime | None:
+        value = self.data.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, dt.datetime):
+            raise self.error(key, "a TOML date and time (2026-12-01T18:00:00Z)", value)
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise LeagueError(f"{path}: no such league file")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise LeagueError(f"{path}: not UTF-8 text; save the league file as UTF-8") from None
+    except OSError as error:
+        raise LeagueError(f"{path}: cannot read the league file ({error.strerror})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise LeagueError(f"{path}: not valid TOML: {error}") from None
+
+
+def load_league(path: Path | str) -> League:
+    """Read and validate a league file; raises LeagueError naming file, field and fix."""
+    path = Path(path)
+    data = _read(path)
+    unknown = sorted(set(data) - set(_KNOWN))
+    if unknown:
+        raise LeagueError(f"{path}: unknown table(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(_KNOWN)}")
+    if "league" not in data:
+        raise LeagueError(f"{path}: missing the [league] table")
+    league = _Table(path, "league", data["league"])
+    name = league.string("name", None, r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+    phases = _Table(path, "phases", data.get("phases", {}))
+    times = PhaseTimes(phases.time("open_until"), phases.time("frozen_until"))
+    if times.open_until and times.frozen_until and times.frozen_until < times.open_until:
+        raise LeagueError(f"{path}: [phases] frozen_until ({times.frozen_until}) is before "
+                          f"open_until ({times.open_until})")
+
+    ladder = _Table(path, "ladder", data.get("ladder", {}))
+    defaults = LadderSettings()
+    ladder_settings = LadderSettings(
+        parallel=ladder.integer("parallel", defaults.parallel, 1, 64),
+        table_size=ladder.integer("table_size", defaults.table_size, 2, 10),
+        placement_matches=ladder.integer("placement_matches", defaults.placement_matches, 0),
+        max_bots_per_author=ladder.integer("max_bots_per_author",
+                                           defaults.max_bots_per_author, 1),
+        max_running_per_author=ladder.integer("max_running_per_author",
+                                              defaults.max_running_per_author, 1),
+        same_author_matches=ladder.boolean("same_author_matches",
+                                           defaults.same_author_matches),
+        new_version_rating=ladder.string("new_version_rating", defaults.new_version_rating),
+        versions_active_per_bot=ladder.integer("versions_active_per_bot",
+                                               defaults.versions_active_per_bot, 1),
+    )
+    if ladder_settings.new_version_rating not in RATING_POLICIES:
+        raise ladder.error("new_version_rating", '"fresh" or "carry_mean"',
+                           ladder_settings.new_version_rating)
+
+    final = _Table(path, "final", data.get("final", {}))
+    table_size = ladder_settings.table_size
+    duplicate = final.boolean("duplicate_deals", table_size == 2)
+    per_group = final.integer("matches_per_group", 4 if duplicate else 2, 1)
+    if duplicate and per_group % table_size:
+        raise LeagueError(
+            f"{path}: [final] matches_per_group is {per_group}, but with duplicate deals each "
+            f"deal is played once per seat rotation, so it must be a multiple of the table "
+            f"size ({table_size}); or set duplicate_deals = false")
+
+    uploads = _Table(path, "uploads", data.get("uploads", {}))
+    upload_defaults = UploadSettings()
+    upload_settings = UploadSettings(
+        max_bytes=uploads.integer("max_bytes", upload_defaults.max_bytes, 1024),
+        max_unpacked_bytes=uploads.integer("max_unpacked_bytes",
+                                           upload_defaults.max_unpacked_bytes, 1024),
+        max_files=uploads.integer("max_files", upload_defaults.max_files, 1),
+        per_hour=uploads.integer("per_hour", upload_defaults.per_hour, 1),
+    )
+    validation = _Table(path, "validation", data.get("validation", {}))
+
+    rules_table = _Table(path, "rules", data.get("rules", {}))
+    try:
+        rules = RuleOptions.from_dict(rules_table.data)
+    except (TypeError, ValueError) as error:
+        raise LeagueError(f"{path}: [rules] {error}") from None
+    limits_table = _Table(path, "limits", data.get("limits", {}))
+    limit_defaults = Limits()
+    limits = Limits(
+        decision_deadline=limits_table.number("decision_deadline",
+                                              limit_defaults.decision_deadline, 0.01),
+        time_bank=limits_table.number("time_bank", limit_defaults.time_bank, 0),
+        strike_limit=limits_table.integer("strike_limit", limit_defaults.strike_limit, 1),
+        hello_timeout=limits_table.number("hello_timeout", limit_defaults.hello_timeout, 0.1),
+    )
+    sandbox_table = _Table(path, "sandbox", data.get("sandbox", {}))
+    sandbox_defaults = SandboxSettings()
+    sandbox = SandboxSettings(
+        backend=sandbox_table.string("backend", sandbox_defaults.backend),
+        memory_mb=sandbox_table.integer("memory_mb", sandbox_defaults.memory_mb, 64),
+        processes=sandbox_table.integer("processes", sandbox_defaults.processes, 1),
+        cpu_seconds=sandbox_table.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1),
+        build_network=sandbox_table.boolean("build_network", sandbox_defaults.build_network),
+        build_seconds=sandbox_table.integer("build_seconds", sandbox_defaults.build_seconds, 1),
+        trusted_bots=sandbox_table.boolean("trusted_bots", sandbox_defaults.trusted_bots),
+        off_turn=sandbox_table.string("off_turn", sandbox_defaults.off_turn,
+                                      "throttle|freeze|run"),
+    )
+    cluster = None
+    if "cluster" in data:
+        table = _Table(path, "cluster", data["cluster"])
+        names = ("tls_ca_file", "tls_cert_file", "tls_key_file")
+        given = [n for n in names if n in table.data]
+        if given and len(given) != len(names):
+            raise LeagueError(f"{path}: [cluster] {', '.join(names)} go together; only "
+                              f"{', '.join(given)} given")
+        files = tuple((path.parent / table.string(n, None)).resolve() for n in names) \
+            if given else None
+        cluster = ClusterSettings(table.string("address", None),
+                                  (files[0], files[1], files[2]) if files else None,
+                                  table.boolean("insecure", False))
+        from arena.league.cluster import ClusterSecurityError
+
+        try:
+            cluster.security()
+        except ClusterSecurityError as error:
+            raise LeagueError(f"{path}: [cluster] {error}") from None
+    from arena.sandbox import BACKENDS
+
+    if sandbox.backend not in BACKENDS:
+        raise sandbox_table.error("backend", " or ".join(f'"{b}"' for b in BACKENDS),
+                                  sandbox.backend)
+    return League(
+        name=name, path=path.resolve(),
+        data=(path.parent / league.string("data", f"data/{name}")).resolve(),
+        host=league.string("host", "127.0.0.1"),
+        port=league.integer("port", 8080, 0, 65535),
+        phases=times, ladder=ladder_settings,
+        final=FinalSettings(matches_per_group=per_group, duplicate_deals=duplicate),
+        uploads=upload_settings,
+        validation_matches=validation.integer("matches", 2, 1, 20),
+        rules=rules, limits=limits, sandbox=sandbox, cluster=cluster,
+    )

@@ -1,0 +1,215 @@
+"""The ladder's arithmetic: live ratings of the versions, the matchmaker, the phase, and
+the final's schedule and standings. No threads and no processes here (``service`` runs
+them); everything is read from the store and returned as values.
+
+Ratings: each version is an entrant of the live TrueSkill (``arena.rating``), its ladder
+matches applied in match-id order (the order they were made). A new version starts with
+the prior's uncertainty; under ``new_version_rating = "carry_mean"`` it starts from its
+predecessor's mean at that point. A bot's row on the ladder is its newest active (or, once
+it has none, newest rated) version; its older versions keep their history.
+
+Matchmaking, one table at a time while slots are free: the version to seat first is a new
+one still in its placement matches (fewest played first), else the most uncertain one
+(highest sigma); its opponents are the closest in rating (mu). A version plays one match at
+a time, an author's bots at most ``max_running_per_author`` at once, and an author's bots
+never meet unless ``same_author_matches``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import threading
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+from arena.league.schedule import schedule
+from arena.rating.official import OfficialStandings, official_standings
+from arena.rating.outcome import Outcome
+from arena.rating.trueskill_ratings import Leaderboard, Standing, rate_season
+from arena.server.config import PHASES, League
+from arena.server.store import LeagueStore, Result, Version
+
+Value = TypeVar("Value")
+
+
+def outcomes(results: Sequence[Result], deals: dict[str, str] | None = None) -> list[Outcome]:
+    return [Outcome(r.match_id, r.version_id, r.seat, r.place, r.score, r.rounds_won,
+                    r.strikes, r.disqualified, r.faults,
+                    deal=(deals or {}).get(r.match_id, ""))
+            for r in results]
+
+
+_CACHE_SIZE = 8
+_cache: OrderedDict[tuple[object, ...], Any] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _cached(key: tuple[object, ...], compute: Callable[[], Value]) -> Value:
+    """``compute()``, kept for ``key`` (the ratings are a pure function of what the key
+    names: each page and each matchmaking step would otherwise replay every result)."""
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return cast(Value, _cache[key])
+    value = compute()
+    with _cache_lock:
+        _cache[key] = value
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return value
+
+
+def ladder_ratings(store: LeagueStore, league: League) -> Leaderboard:
+    """The live TrueSkill of every version over the ladder's results."""
+    versions = store.versions()
+    inherit = {}
+    if league.ladder.new_version_rating == "carry_mean":
+        inherit = {v.id: v.predecessor for v in versions if v.predecessor is not None}
+    key = ("ladder", str(store.path), store.done_count("ladder"),
+           tuple(sorted((v.id, v.predecessor or 0) for v in versions)),
+           tuple(sorted(inherit.items())))
+    return _cached(key, lambda: rate_season(outcomes(store.results("ladder")),
+                                            [v.id for v in versions], inherit=inherit))
+
+
+@dataclass(frozen=True)
+class LadderRow:
+    rank: int | None
+    """1-based among bots still entered (None: withdrawn or disqualified)."""
+    version: Version
+    standing: Standing
+    versions: int
+    """How many versions the bot has had."""
+
+
+def ladder_rows(store: LeagueStore, board: Leaderboard) -> list[LadderRow]:
+    """One row per bot with an active or rated version, best first by mu - 3 sigma."""
+    standings = {s.entrant_id: s for s in board.standings}
+    by_bot: dict[int, list[Version]] = defaultdict(list)
+    for version in store.versions():
+        by_bot[version.bot_id].append(version)
+    rows = []
+    for versions in by_bot.values():
+        active = [v for v in versions if v.status == "active"]
+        rated = [v for v in versions if standings[v.id].matches]
+        shown = max(active or rated, key=lambda v: v.number, default=None)
+        if shown is None:
+            continue
+        rows.append((shown, standings[shown.id], len(versions)))
+    rows.sort(key=lambda r: (r[0].bot_state != "entered", -r[1].conservative, r[0].bot))
+    ranked = []
+    rank = 0
+    for version, standing, count in rows:
+        entered = version.bot_state == "entered"
+        rank += entered
+        ranked.append(LadderRow(rank if entered else None, version, standing, count))
+    return ranked
+
+
+def pick_tables(store: LeagueStore, league: League, board: Leaderboard, slots: int,
+                salt: int) -> list[tuple[int, ...]]:
+    """Up to ``slots`` new tables (version ids by seat) among the active versions of the
+    bots still entered; ``salt`` varies the seat order between calls."""
+    settings = league.ladder
+    standings = {s.entrant_id: s for s in board.standings}
+    active = store.versions("WHERE v.status = 'active' AND b.state = 'entered'")
+    running = store.running_counts()
+    author_of = {v.id: v.author_id for v in store.versions()}
+    author_running: dict[int, int] = defaultdict(int)
+    for match in store.matches("WHERE status = 'running'"):
+        for author in {author_of[v] for v in match.seats}:
+            author_running[author] += 1
+    rng = random.Random(salt)
+    tables: list[tuple[int, ...]] = []
+    unusable: set[int] = set()
+    while len(tables) < slots:
+        free = [v for v in active if not running.get(v.id) and v.id not in unusable
+                and author_running[v.author_id] < settings.max_running_per_author]
+        if len(free) < settings.table_size:
+            break
+
+        def placed(version: Version) -> int:
+            return standings[version.id].matches + running.get(version.id, 0)
+
+        def priority(version: Version) -> tuple[int, float, int]:
+            if placed(version) < settings.placement_matches:
+                return (0, placed(version), version.id)
+            return (1, -standings[version.id].sigma, version.id)
+
+        focus = min(free, key=priority)
+        mu = standings[focus.id].mu
+        table = [focus]
+        for candidate in sorted(free, key=lambda v: (abs(standings[v.id].mu - mu), v.id)):
+            if len(table) == settings.table_size:
+                break
+            if candidate in table:
+                continue
+            if not settings.same_author_matches and any(
+                    candidate.author_id == seated.author_id for seated in table):
+                continue
+            table.append(candidate)
+        if len(table) < settings.table_size:
+            unusable.add(focus.id)
+            continue
+        rng.shuffle(table)
+        tables.append(tuple(v.id for v in table))
+        for version in table:
+            running[version.id] = running.get(version.id, 0) + 1
+        for author in {v.author_id for v in table}:
+            author_running[author] += 1
+    return tables
+
+
+def current_phase(store: LeagueStore, league: League,
+                  now: dt.datetime | None = None) -> str:
+    """The later of the phase the organiser set and the one the league file's times give."""
+    stored = store.meta("phase") or "open"
+    timed = league.phases.phase_at(now or dt.datetime.now(dt.UTC))
+    return max(stored, timed, key=PHASES.index)
+
+
+def advance(store: LeagueStore, league: League, phase: str) -> str:
+    """Move the league on to ``phase`` (never back); the phase it is in afterwards."""
+    if phase not in PHASES:
+        raise ValueError(f"unknown phase {phase!r}; the phases are {', '.join(PHASES)}")
+    now = current_phase(store, league)
+    if PHASES.index(phase) < PHASES.index(now):
+        raise ValueError(f"the league is in the {now} phase already; phases only move on "
+                         f"({' → '.join(PHASES)})")
+    store.set_meta({"phase": phase})
+    return phase
+
+
+def final_entrants(store: LeagueStore) -> list[Version]:
+    """The newest active version of each bot still entered, by bot name."""
+    newest: dict[int, Version] = {}
+    for version in store.versions("WHERE v.status = 'active' AND b.state = 'entered'"):
+        if version.bot_id not in newest or version.number > newest[version.bot_id].number:
+            newest[version.bot_id] = version
+    return sorted(newest.values(), key=lambda v: v.bot)
+
+
+def final_schedule(league: League, entrants: Sequence[Version]
+                   ) -> list[tuple[str, str, tuple[int, ...], int, int, int]]:
+    """The final round robin (``arena.league.schedule``, as a season plays it):
+    (match id, deal label, version ids by seat, group, deal, round) each."""
+    planned = schedule(len(entrants), league.ladder.table_size,
+                       league.final.matches_per_group, league.final.duplicate_deals)
+    return [(f"final-{m.match_id}", f"final/{m.chance}",
+             tuple(entrants[i].id for i in m.seats), m.group, m.deal, m.round)
+            for m in planned]
+
+
+def final_standings(store: LeagueStore) -> OfficialStandings | None:
+    """The official standings over the final's results (None: no final scheduled)."""
+    matches = store.matches("WHERE kind = 'final'")
+    if not matches:
+        return None
+    deals = {m.match_id: m.label for m in matches}
+    entrants = sorted({v for m in matches for v in m.seats})
+    key = ("final", str(store.path), store.done_count("final"), tuple(entrants))
+    return _cached(key, lambda: official_standings(outcomes(store.results("final"), deals),
+                                                   entrants))

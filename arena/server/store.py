@@ -1,0 +1,571 @@
+"""The league store: SQLite in WAL mode, the source of truth of a league server.
+
+Every change is one transaction (``synchronous=FULL``: a committed change survives a power
+cut). A match gets its row, ``running``, in one transaction before it is played, and its
+result (every seat, the log's SHA-256, ``done``) in one more after: a server killed in
+between leaves a ``running`` row and no result, which the next start marks ``discarded``
+(a ladder match: the matchmaker simply plays others) or ``scheduled`` again (a final match,
+played again from the same deal). A result is recorded only over a ``running`` row, so a
+match is never counted twice.
+
+The file is created 0600: it holds the token hashes and the secret keys.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from arena.league.store import MatchRecord, StoreError, store_trouble
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS authors (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    token_hash TEXT NOT NULL,         -- argon2id of the token's secret part
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bots (
+    id INTEGER PRIMARY KEY,
+    author_id INTEGER NOT NULL REFERENCES authors(id),
+    name TEXT NOT NULL UNIQUE,
+    state TEXT NOT NULL DEFAULT 'entered'
+        CHECK (state IN ('entered', 'withdrawn', 'disqualified')),
+    reason TEXT,                      -- public: why it was disqualified
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS versions (
+    id INTEGER PRIMARY KEY,
+    bot_id INTEGER NOT NULL REFERENCES bots(id),
+    number INTEGER NOT NULL,
+    label TEXT NOT NULL,              -- bot.toml's version
+    content_hash TEXT NOT NULL,       -- SHA-256 of the sources (BotManifest.content_digest)
+    archive_sha256 TEXT NOT NULL,
+    folder TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'queued' CHECK (status IN
+        ('queued', 'building', 'checking', 'active', 'failed', 'retired')),
+    build_log TEXT NOT NULL DEFAULT '',
+    check_report TEXT NOT NULL DEFAULT '',
+    submitted_by INTEGER NOT NULL REFERENCES authors(id),
+    submitted_at REAL NOT NULL,
+    activated_at REAL,
+    retired_at REAL,
+    predecessor INTEGER REFERENCES versions(id),   -- the version active when it came
+    play_folder TEXT,                 -- the built folder it plays from (once validated)
+    UNIQUE (bot_id, number)
+);
+CREATE TABLE IF NOT EXISTS uploads (    -- every upload attempt (the rate limit counts them)
+    id INTEGER PRIMARY KEY,
+    author_id INTEGER NOT NULL REFERENCES authors(id),
+    at REAL NOT NULL,
+    outcome TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS matches (
+    match_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('ladder', 'final')),
+    label TEXT NOT NULL,              -- the label its deals derive under from the key
+    seats TEXT NOT NULL,              -- JSON list of version ids, by seat
+    status TEXT NOT NULL CHECK (status IN
+        ('scheduled', 'running', 'done', 'failed', 'discarded')),
+    grp INTEGER,
+    deal INTEGER,
+    round INTEGER,
+    created_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    seconds REAL,
+    decisions INTEGER,
+    rounds INTEGER,
+    round_limit_reached INTEGER,
+    log_path TEXT,
+    log_sha256 TEXT,
+    error TEXT
+);
+CREATE TABLE IF NOT EXISTS results (
+    match_id TEXT NOT NULL REFERENCES matches(match_id),
+    seat INTEGER NOT NULL,
+    version_id INTEGER NOT NULL REFERENCES versions(id),
+    place INTEGER NOT NULL,
+    score INTEGER NOT NULL,
+    rounds_won INTEGER NOT NULL,
+    strikes INTEGER NOT NULL,
+    disqualified INTEGER NOT NULL,
+    faults TEXT NOT NULL,
+    PRIMARY KEY (match_id, seat)
+);
+CREATE TABLE IF NOT EXISTS actions (   -- the organiser's, in order (results are kept)
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    bot_id INTEGER NOT NULL REFERENCES bots(id),
+    action TEXT NOT NULL,
+    reason TEXT
+);
+"""
+
+TABLES = {"meta", "authors", "bots", "versions", "uploads", "matches", "results", "actions"}
+PENDING = ("queued", "building", "checking")
+
+# Token secrets are 32 random bytes: argon2's cost guards against a stolen store, not
+# against guessing, so the lighter RFC 9106 "low memory" profile keeps each check quick.
+_HASHER = PasswordHasher(time_cost=3, memory_cost=16 * 1024, parallelism=1)
+
+
+@dataclass(frozen=True)
+class Author:
+    id: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Version:
+    id: int
+    bot_id: int
+    bot: str
+    author_id: int
+    author: str
+    number: int
+    label: str
+    content_hash: str
+    archive_sha256: str
+    folder: str
+    status: str
+    build_log: str
+    check_report: str
+    submitted_at: float
+    activated_at: float | None
+    retired_at: float | None
+    predecessor: int | None
+    bot_state: str
+    bot_reason: str | None
+
+
+@dataclass(frozen=True)
+class Bot:
+    id: int
+    name: str
+    author_id: int
+    author: str
+    state: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class StoredMatch:
+    match_id: str
+    kind: str
+    label: str
+    seats: tuple[int, ...]
+    status: str
+    group: int | None
+    deal: int | None
+    created_at: float
+    finished_at: float | None
+    seconds: float | None
+    decisions: int | None
+    rounds: int | None
+    round_limit_reached: bool
+    log_path: str | None
+    log_sha256: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Result:
+    match_id: str
+    seat: int
+    version_id: int
+    place: int
+    score: int
+    rounds_won: int
+    strikes: int
+    disqualified: bool
+    faults: tuple[dict[str, object], ...]
+
+
+_VERSION_QUERY = """
+SELECT v.id, v.bot_id, b.name, b.author_id, a.name, v.number, v.label, v.content_hash,
+       v.archive_sha256, v.folder, v.status, v.build_log, v.check_report, v.submitted_at,
+       v.activated_at, v.retired_at, v.predecessor, b.state, b.reason
+FROM versions v JOIN bots b ON b.id = v.bot_id JOIN authors a ON a.id = b.author_id
+"""
+_MATCH_QUERY = """
+SELECT match_id, kind, label, seats, status, grp, deal, created_at, finished_at, seconds,
+       decisions, rounds, round_limit_reached, log_path, log_sha256, error FROM matches
+"""
+
+
+def _match(row: sqlite3.Row | tuple[Any, ...]) -> StoredMatch:
+    return StoredMatch(row[0], row[1], row[2], tuple(json.loads(row[3])), row[4], row[5],
+                       row[6], row[7], row[8], row[9], row[10], row[11], bool(row[12]),
+                       row[13], row[14], row[15])
+
+
+class Conflict(Exception):
+    """A change the store's state refuses (a name taken, a limit reached); the message
+    says what and why."""
+
+
+class LeagueStore:
+    """One connection to the league store (one per thread: SQLite connections are not
+    shared between threads)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        if not path.exists():
+            self._create()
+        elif path.stat().st_size == 0:
+            raise StoreError(f"{path}: the league store is empty (0 bytes), so it was "
+                             "damaged; restore it from a backup")
+        try:
+            self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                      timeout=30)
+            tables = {row[0] for row in self.db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if not tables >= TABLES:
+                self.db.close()
+                raise StoreError(f"{path}: not a league store (an SQLite database without "
+                                 "the league's tables); give the league another data folder")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=FULL")
+        except sqlite3.Error as error:
+            raise store_trouble(path, error) from None
+
+    def _create(self) -> None:
+        """The store whole or not at all: written under a temporary name, then renamed."""
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        partial = self.path.with_name(f"{self.path.name}.{os.getpid()}.new")
+        partial.unlink(missing_ok=True)
+        os.close(os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+        try:
+            db = sqlite3.connect(partial, isolation_level=None)
+            try:
+                db.execute("PRAGMA journal_mode=DELETE")
+                # One script, one transaction: the tables, a fresh secret ladder key and
+                # the first phase.
+                db.executescript(f"BEGIN; {SCHEMA} INSERT INTO meta VALUES ('ladder_key', "
+                                 f"'{secrets.token_bytes(32).hex()}'); "
+                                 "INSERT INTO meta VALUES ('phase', 'open'); COMMIT;")
+            finally:
+                db.close()
+            os.replace(partial, self.path)
+        except (sqlite3.Error, OSError) as error:
+            partial.unlink(missing_ok=True)
+            raise store_trouble(self.path, error) from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all of it or nothing."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise store_trouble(self.path, error) from None
+        try:
+            yield self.db
+        except BaseException as error:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
+            if isinstance(error, sqlite3.OperationalError):
+                raise store_trouble(self.path, error) from None
+            raise
+        try:
+            self.db.execute("COMMIT")
+        except sqlite3.Error as error:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
+            raise store_trouble(self.path, error) from None
+
+    # -- meta ----------------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+
+    # -- authors -------------------------------------------------------------------------
+
+    def add_author(self, name: str) -> str:
+        """Create an author; returns their token (``ID.SECRET``), which is not kept."""
+        secret = secrets.token_urlsafe(32)
+        digest = _HASHER.hash(secret)
+        with self.transaction() as db:
+            if db.execute("SELECT 1 FROM authors WHERE name = ?", (name,)).fetchone():
+                raise Conflict(f"an author named {name!r} exists already")
+            cursor = db.execute("INSERT INTO authors (name, token_hash, created_at) "
+                                "VALUES (?, ?, ?)", (name, digest, time.time()))
+        return f"{cursor.lastrowid}.{secret}"
+
+    def authenticate(self, token: str) -> Author | None:
+        """The author whose token this is, or None (malformed, unknown or wrong)."""
+        number, _, secret = token.partition(".")
+        if not number.isdigit() or not secret or len(token) > 200:
+            return None
+        row = self.db.execute("SELECT id, name, token_hash FROM authors WHERE id = ?",
+                              (int(number),)).fetchone()
+        if row is None:
+            return None
+        try:
+            _HASHER.verify(row[2], secret)
+        except (VerificationError, InvalidHashError):
+            return None
+        return Author(row[0], row[1])
+
+    # -- uploads and versions ------------------------------------------------------------
+
+    def uploads_since(self, author_id: int, since: float) -> int:
+        row = self.db.execute("SELECT COUNT(*) FROM uploads WHERE author_id = ? AND at >= ?",
+                              (author_id, since)).fetchone()
+        return int(row[0])
+
+    def note_upload(self, author_id: int, outcome: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT INTO uploads (author_id, at, outcome) VALUES (?, ?, ?)",
+                       (author_id, time.time(), outcome))
+
+    def add_version(self, author_id: int, bot_name: str, label: str, content_hash: str,
+                    archive_sha256: str, folder: str, max_bots: int) -> Version:
+        """A new version of the author's bot ``bot_name`` (the bot is created at its first
+        version), queued for validation. Conflict if another author owns the name or the
+        author has ``max_bots`` bots already."""
+        now = time.time()
+        with self.transaction() as db:
+            row = db.execute("SELECT id, author_id FROM bots WHERE name = ?",
+                             (bot_name,)).fetchone()
+            if row is None:
+                owned = db.execute("SELECT COUNT(*) FROM bots WHERE author_id = ?",
+                                   (author_id,)).fetchone()[0]
+                if owned >= max_bots:
+                    raise Conflict(f"you have {owned} bot(s), the league's limit per author "
+                                   f"(max_bots_per_author); submit a new version of one of "
+                                   "them (the same name in bot.toml) instead")
+                bot_id = db.execute("INSERT INTO bots (author_id, name, created_at) "
+                                    "VALUES (?, ?, ?)", (author_id, bot_name, now)).lastrowid
+            else:
+                bot_id, owner = row
+                if owner != author_id:
+                    raise Conflict(f"the bot name {bot_name!r} belongs to another author; "
+                                   "choose another name in bot.toml")
+            number = db.execute("SELECT COALESCE(MAX(number), 0) + 1 FROM versions "
+                                "WHERE bot_id = ?", (bot_id,)).fetchone()[0]
+            version_id = db.execute(
+                "INSERT INTO versions (bot_id, number, label, content_hash, archive_sha256, "
+                "folder, submitted_by, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (bot_id, number, label, content_hash, archive_sha256, folder, author_id,
+                 now)).lastrowid
+            db.execute("INSERT INTO uploads (author_id, at, outcome) VALUES (?, ?, ?)",
+                       (author_id, now, f"version {version_id}"))
+        assert version_id is not None
+        found = self.version(version_id)
+        assert found is not None
+        return found
+
+    def versions(self, where: str = "", params: Sequence[Any] = ()) -> list[Version]:
+        return [Version(*row) for row in self.db.execute(
+            f"{_VERSION_QUERY} {where} ORDER BY b.name, v.number", params)]
+
+    def version(self, version_id: int) -> Version | None:
+        found = self.versions("WHERE v.id = ?", (version_id,))
+        return found[0] if found else None
+
+    def next_queued(self) -> Version | None:
+        row = self.db.execute("SELECT id FROM versions WHERE status = 'queued' "
+                              "ORDER BY id LIMIT 1").fetchone()
+        return None if row is None else self.version(row[0])
+
+    def set_status(self, version_id: int, status: str, *, build_log: str | None = None,
+                   check_report: str | None = None) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE versions SET status = ?, build_log = COALESCE(?, build_log), "
+                       "check_report = COALESCE(?, check_report) WHERE id = ?",
+                       (status, build_log, check_report, version_id))
+
+    def activate(self, version_id: int, active_per_bot: int) -> list[int]:
+        """Make a validated version active; the bot's older active versions beyond
+        ``active_per_bot`` retire (keeping their results). Returns the retired ids."""
+        now = time.time()
+        with self.transaction() as db:
+            bot_id = db.execute("SELECT bot_id FROM versions WHERE id = ?",
+                                (version_id,)).fetchone()[0]
+            active = [row[0] for row in db.execute(
+                "SELECT id FROM versions WHERE bot_id = ? AND status = 'active' "
+                "ORDER BY number DESC", (bot_id,))]
+            predecessor = active[0] if active else None
+            db.execute("UPDATE versions SET status = 'active', activated_at = ?, "
+                       "predecessor = ? WHERE id = ?", (now, predecessor, version_id))
+            retired = active[active_per_bot - 1:]
+            db.executemany("UPDATE versions SET status = 'retired', retired_at = ? "
+                           "WHERE id = ?", [(now, r) for r in retired])
+        return retired
+
+    # -- bots and the organiser's actions ------------------------------------------------
+
+    def bots(self) -> list[Bot]:
+        return [Bot(*row) for row in self.db.execute(
+            "SELECT b.id, b.name, b.author_id, a.name, b.state, b.reason FROM bots b "
+            "JOIN authors a ON a.id = b.author_id ORDER BY b.name")]
+
+    def bot(self, name: str) -> Bot | None:
+        return next((b for b in self.bots() if b.name == name), None)
+
+    def act(self, bot_name: str, action: str, reason: str | None = None) -> None:
+        """withdraw, disqualify (with a public reason) or readmit a bot; its results stay."""
+        states = {"withdraw": "withdrawn", "disqualify": "disqualified", "readmit": "entered"}
+        if action not in states:
+            raise ValueError(f"unknown action {action!r}")
+        with self.transaction() as db:
+            row = db.execute("SELECT id, state FROM bots WHERE name = ?",
+                             (bot_name,)).fetchone()
+            if row is None:
+                raise Conflict(f"no bot named {bot_name!r}")
+            if action == "readmit" and row[1] == "entered":
+                raise Conflict(f"bot {bot_name!r} is not withdrawn nor disqualified")
+            db.execute("UPDATE bots SET state = ?, reason = ? WHERE id = ?",
+                       (states[action], reason if action == "disqualify" else None, row[0]))
+            db.execute("INSERT INTO actions (at, bot_id, action, reason) VALUES (?, ?, ?, ?)",
+                       (time.time(), row[0], action, reason))
+
+    def actions(self) -> list[dict[str, Any]]:
+        return [{"at": row[0], "bot": row[1], "action": row[2], "reason": row[3]}
+                for row in self.db.execute(
+                    "SELECT x.at, b.name, x.action, x.reason FROM actions x "
+                    "JOIN bots b ON b.id = x.bot_id ORDER BY x.id")]
+
+    # -- matches -------------------------------------------------------------------------
+
+    def next_ladder_id(self, db: sqlite3.Connection) -> str:
+        count = db.execute("SELECT COUNT(*) FROM matches WHERE kind = 'ladder'").fetchone()[0]
+        return f"L{count + 1:06d}"
+
+    def start_ladder_match(self, seats: Sequence[int]) -> str:
+        """Record a ladder match as running (before it is played); its id."""
+        with self.transaction() as db:
+            match_id = self.next_ladder_id(db)
+            db.execute("INSERT INTO matches (match_id, kind, label, seats, status, created_at, "
+                       "started_at) VALUES (?, 'ladder', ?, ?, 'running', ?, ?)",
+                       (match_id, match_id, json.dumps(list(seats)), time.time(),
+                        time.time()))
+        return match_id
+
+    def schedule_final(self, matches: Sequence[tuple[str, str, Sequence[int], int, int, int]],
+                       key: bytes) -> None:
+        """Record the final's schedule and its secret key in one transaction:
+        (match id, deal label, version ids by seat, group, deal, round) each."""
+        now = time.time()
+        with self.transaction() as db:
+            if db.execute("SELECT 1 FROM matches WHERE kind = 'final'").fetchone():
+                return
+            db.executemany(
+                "INSERT INTO matches (match_id, kind, label, seats, status, grp, deal, round, "
+                "created_at) VALUES (?, 'final', ?, ?, 'scheduled', ?, ?, ?, ?)",
+                [(m, label, json.dumps(list(seats)), group, deal, round_, now)
+                 for m, label, seats, group, deal, round_ in matches])
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('final_key', ?)", (key.hex(),))
+
+    def start_final_match(self, match_id: str) -> bool:
+        with self.transaction() as db:
+            changed = db.execute("UPDATE matches SET status = 'running', started_at = ? "
+                                 "WHERE match_id = ? AND status = 'scheduled'",
+                                 (time.time(), match_id)).rowcount
+        return changed == 1
+
+    def record(self, record: MatchRecord, seats: Sequence[int]) -> bool:
+        """A played match's result, in one transaction, over its ``running`` row only: a
+        match discarded meanwhile (or recorded already) is not counted (False)."""
+        with self.transaction() as db:
+            changed = db.execute(
+                "UPDATE matches SET status = 'done', finished_at = ?, seconds = ?, "
+                "decisions = ?, rounds = ?, round_limit_reached = ?, log_path = ?, "
+                "log_sha256 = ? WHERE match_id = ? AND status = 'running'",
+                (time.time(), record.seconds, record.decisions, record.rounds,
+                 int(record.round_limit_reached), record.log_path, record.log_sha256,
+                 record.match_id)).rowcount
+            if changed != 1:
+                return False
+            db.executemany(
+                "INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(record.match_id, s.seat, seats[s.seat], s.place, s.score, s.rounds_won,
+                  s.strikes, int(s.disqualified), json.dumps(list(s.faults)))
+                 for s in record.seats])
+        return True
+
+    def record_failure(self, match_id: str, error: str) -> None:
+        """A match that could not be played (the referee's or the host's trouble)."""
+        with self.transaction() as db:
+            db.execute("UPDATE matches SET status = 'failed', finished_at = ?, error = ? "
+                       "WHERE match_id = ? AND status = 'running'",
+                       (time.time(), error[-4000:], match_id))
+
+    def recover(self) -> dict[str, int]:
+        """At start: matches a killed server left ``running`` are discarded (ladder) or
+        scheduled again (final); versions left mid-validation are queued again."""
+        released = self.release_matches()
+        with self.transaction() as db:
+            queued = db.execute("UPDATE versions SET status = 'queued' "
+                                "WHERE status IN ('building', 'checking')").rowcount
+        return {**released, "requeued": queued}
+
+    def release_matches(self) -> dict[str, int]:
+        """Matches left ``running`` by players that are gone (a killed server, or a match
+        loop that failed and dropped its workers): ladder ones discarded (never counted),
+        final ones scheduled again."""
+        with self.transaction() as db:
+            discarded = db.execute(
+                "UPDATE matches SET status = 'discarded', error = 'the server stopped while "
+                "it was being played' WHERE status = 'running' AND kind = 'ladder'").rowcount
+            again = db.execute("UPDATE matches SET status = 'scheduled', started_at = NULL "
+                               "WHERE status = 'running' AND kind = 'final'").rowcount
+        return {"discarded": discarded, "rescheduled": again}
+
+    def matches(self, where: str = "", params: Sequence[Any] = ()) -> list[StoredMatch]:
+        return [_match(row) for row in self.db.execute(
+            f"{_MATCH_QUERY} {where} ORDER BY match_id", params)]
+
+    def match(self, match_id: str) -> StoredMatch | None:
+        found = self.matches("WHERE match_id = ?", (match_id,))
+        return found[0] if found else None
+
+    def results(self, kind: str | None = None, match_id: str | None = None) -> list[Result]:
+        """Recorded results (of one kind of match, or of one match), by match and seat."""
+        query = ("SELECT r.match_id, r.seat, r.version_id, r.place, r.score, r.rounds_won, "
+                 "r.strikes, r.disqualified, r.faults FROM results r JOIN matches m "
+                 "ON m.match_id = r.match_id WHERE (? IS NULL OR m.kind = ?) "
+                 "AND (? IS NULL OR r.match_id = ?) ORDER BY r.match_id, r.seat")
+        return [Result(row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]),
+                       tuple(json.loads(row[8])))
+                for row in self.db.execute(query, (kind, kind, match_id, match_id))]
+
+    def results_of(self, match_id: str) -> list[Result]:
+        return self.results(match_id=match_id)
+
+    def done_count(self, kind: str) -> int:
+        """Matches of a kind with a recorded result (what the ratings are a function of)."""
+        row = self.db.execute("SELECT COUNT(*) FROM matches WHERE kind = ? AND status = 'done'",
+                              (kind,)).fetchone()
+        return int(row[0])
+
+    def running_counts(self) -> dict[int, int]:
+        """Ladder matches running per version id."""
+        counts: dict[int, int] = {}
+        for match in self.matches("WHERE status = 'running'"):
+            for version in match.seats:
+                counts[version] = counts.get(version, 0) + 1
+        return counts

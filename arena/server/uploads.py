@@ -1,0 +1,275 @@
+"""Bot archives from authors: packed by ``arena submit``, checked and unpacked here.
+
+An upload is hostile until checked. The archive (a gzip-compressed tar) is read as a
+stream, never trusting what its headers say: the bytes decompressed are counted as they
+come and the read stops past the cap (a decompression bomb, or a tar header that claims a
+huge member, goes no further than the cap); only regular files and folders are accepted,
+with relative names free of ``..`` (no absolute paths, links, hard links, devices or
+fifos); the number of entries is capped; the archive must hold a ``bot.toml`` at its top
+that loads. Members are written with ``O_EXCL | O_NOFOLLOW`` into a fresh folder, which
+is then renamed into place under the sources' SHA-256: what is stored is never changed
+again (the same sources submitted twice share the folder).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import gzip
+import hashlib
+import io
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+import zlib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
+
+CHUNK = 64 * 1024
+BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+"""A bot's name on a league: it names files (its logs) and pages, so nothing else."""
+LABEL_LENGTH = 40
+
+
+class UploadRefused(Exception):
+    """An archive that is not accepted; ``status`` is the HTTP status to answer with."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Caps:
+    max_bytes: int
+    max_unpacked_bytes: int
+    max_files: int
+
+
+@dataclass(frozen=True)
+class Unpacked:
+    manifest: BotManifest
+    content_hash: str
+    archive_sha256: str
+
+
+class _Budget(io.RawIOBase):
+    """The decompressed stream, refused once more than ``limit`` bytes came out of it."""
+
+    def __init__(self, source: io.BufferedIOBase, limit: int) -> None:
+        self.source = source
+        self.limit = limit
+        self.used = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        wanted = min(len(buffer), self.limit - self.used + 1)
+        try:
+            data = self.source.read(wanted)
+        except (OSError, EOFError, zlib.error) as error:
+            raise UploadRefused(422, f"the archive is not a valid .tar.gz ({error})") from None
+        self.used += len(data)
+        if self.used > self.limit:
+            raise UploadRefused(413, f"the archive unpacks to more than {self.limit} bytes "
+                                "(max_unpacked_bytes)")
+        buffer[:len(data)] = data
+        return len(data)
+
+
+def _member_path(member: tarfile.TarInfo) -> PurePosixPath:
+    name = member.name
+    path = PurePosixPath(name)
+    if not name or "\0" in name:
+        raise UploadRefused(422, f"the archive has an entry with an empty name: {name!r}")
+    if path.is_absolute() or name.startswith("/"):
+        raise UploadRefused(422, f"the archive has an absolute path: {name}")
+    if ".." in path.parts:
+        raise UploadRefused(422, f"the archive has a path with '..': {name}")
+    parts = [p for p in path.parts if p != "."]
+    if not parts:
+        return PurePosixPath(".")
+    return PurePosixPath(*parts)
+
+
+def _kind_refused(member: tarfile.TarInfo) -> str | None:
+    if member.issym():
+        return f"a symbolic link ({member.name} -> {member.linkname})"
+    if member.islnk():
+        return f"a hard link ({member.name} -> {member.linkname})"
+    if member.ischr() or member.isblk():
+        return f"a device ({member.name})"
+    if member.isfifo():
+        return f"a fifo ({member.name})"
+    if not (member.isreg() or member.isdir()):
+        return f"a special entry ({member.name}, type {member.type!r})"
+    return None
+
+
+def unpack(archive: bytes, caps: Caps, store: Path) -> Unpacked:
+    """Check ``archive`` and store its sources under ``store/<sha256 of the sources>``;
+    UploadRefused saying why not."""
+    if len(archive) > caps.max_bytes:
+        raise UploadRefused(413, f"the archive is {len(archive)} bytes; the league accepts "
+                            f"at most {caps.max_bytes} (max_bytes)")
+    if not archive.startswith(b"\x1f\x8b"):
+        raise UploadRefused(422, "not a gzip-compressed tar archive (.tar.gz); pack the bot "
+                            "folder with `arena submit`")
+    store.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".upload-", dir=store))
+    try:
+        folder = work / "bot"
+        folder.mkdir()
+        _extract(archive, caps, folder)
+        try:
+            manifest = load_manifest(folder)
+        except ManifestError as error:
+            text = str(error).replace(str(folder), "the archive")
+            raise UploadRefused(422, f"the archive's bot.toml: {text}") from None
+        if not BOT_NAME.fullmatch(manifest.name):
+            raise UploadRefused(422, f"the archive's bot.toml: name {manifest.name!r} must be "
+                                "1 to 40 letters, digits, '.', '_' or '-', starting with a "
+                                "letter or digit")
+        if len(manifest.version) > LABEL_LENGTH or not manifest.version.isprintable():
+            raise UploadRefused(422, "the archive's bot.toml: version must be at most "
+                                f"{LABEL_LENGTH} printable characters")
+        content_hash = manifest.content_digest()
+        target = store / content_hash
+        if not target.is_dir():
+            _seal(folder)
+            with contextlib.suppress(FileExistsError, OSError):
+                os.rename(folder, target)  # atomic: a folder in place is whole
+            if not target.is_dir():
+                raise UploadRefused(500, "could not store the archive; try again")
+        return Unpacked(load_manifest(target), content_hash,
+                        hashlib.sha256(archive).hexdigest())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _extract(archive: bytes, caps: Caps, folder: Path) -> None:
+    budget = _Budget(gzip.GzipFile(fileobj=io.BytesIO(archive)),
+                     caps.max_unpacked_bytes + 1024 * 1024)  # tar headers and padding
+    entries = 0
+    unpacked = 0
+    try:
+        stream = tarfile.open(fileobj=io.BufferedReader(budget, CHUNK), mode="r|")  # noqa: SIM115
+        for member in stream:
+            entries += 1
+            if entries > caps.max_files:
+                raise UploadRefused(413, f"the archive has more than {caps.max_files} "
+                                    "entries (max_files)")
+            refused = _kind_refused(member)
+            if refused:
+                raise UploadRefused(422, f"the archive holds {refused}; a bot archive holds "
+                                    "only files and folders")
+            relative = _member_path(member)
+            if relative == PurePosixPath("."):
+                continue
+            parent_fd = _open_parents(folder, relative)
+            try:
+                if member.isdir():
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(relative.name, 0o755, dir_fd=parent_fd)
+                    continue
+                source = stream.extractfile(member)
+                assert source is not None
+                try:
+                    descriptor = os.open(relative.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                                         | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                         0o755 if member.mode & 0o111 else 0o644,
+                                         dir_fd=parent_fd)
+                except FileExistsError:
+                    raise UploadRefused(422, f"the archive holds {relative} twice") from None
+                with open(descriptor, "wb") as output:
+                    while chunk := source.read(CHUNK):
+                        unpacked += len(chunk)
+                        if unpacked > caps.max_unpacked_bytes:
+                            raise UploadRefused(413, "the archive unpacks to more than "
+                                                f"{caps.max_unpacked_bytes} bytes "
+                                                "(max_unpacked_bytes)")
+                        output.write(chunk)
+            finally:
+                os.close(parent_fd)
+    except tarfile.TarError as error:
+        raise UploadRefused(422, f"the archive is not a valid .tar.gz ({error})") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise UploadRefused(422, f"the archive is not a valid .tar.gz ({error})") from None
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise UploadRefused(507, "the server's disk is full; try again later") from None
+        raise UploadRefused(422, f"an entry of the archive cannot be stored "
+                            f"({error.strerror})") from None
+    if entries == 0:
+        raise UploadRefused(422, "the archive is empty")
+
+
+def _open_parents(folder: Path, relative: PurePosixPath) -> int:
+    """A descriptor of the folder that will hold ``relative``, reached one folder at a
+    time without following links (creating folders the archive did not list)."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for part in relative.parts[:-1]:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=descriptor)
+            try:
+                child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                                dir_fd=descriptor)
+            except NotADirectoryError:
+                raise UploadRefused(422, f"the archive uses {part} as a file and a folder"
+                                    ) from None
+            os.close(descriptor)
+            descriptor = child
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+def _seal(folder: Path) -> None:
+    """Folders 0755, files 0644 or 0755: readable by the bot's uid, written by nobody."""
+    for root, directories, files in os.walk(folder):
+        for name in directories:
+            os.chmod(os.path.join(root, name), 0o755)
+        for name in files:
+            path = os.path.join(root, name)
+            mode = os.lstat(path).st_mode
+            os.chmod(path, 0o755 if mode & 0o111 else 0o644)
+    os.chmod(folder, 0o755)
+
+
+def pack(folder: Path) -> bytes:
+    """A bot folder as the .tar.gz ``arena submit`` uploads: its sources as
+    ``arena.sandbox.manifest`` lists them (what .gitignore leaves out stays out), files
+    and folders only, with normalised owners, times and modes (the same folder packs to
+    the same bytes)."""
+    from arena.sandbox.manifest import check_folder, source_entries
+
+    check_folder(folder)
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as compressed, \
+            tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for relative, kind, data in source_entries(folder, modes=True):
+            info = tarfile.TarInfo(relative)
+            info.mtime = 0
+            if kind == "dir":
+                info.type = tarfile.DIRTYPE
+                info.mode = 0o755
+                tar.addfile(info)
+            elif kind == "link":
+                raise ManifestError(f"{folder / relative}: a symbolic link; the league takes "
+                                    "files and folders only (copy the file it points to)")
+            else:
+                info.size = len(data)
+                info.mode = 0o755 if kind == "exec" else 0o644
+                tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+__all__ = ["Caps", "Unpacked", "UploadRefused", "pack", "unpack"]

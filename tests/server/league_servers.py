@@ -1,0 +1,202 @@
+"""A real league server for the tests: ``python -m arena.cli server LEAGUE.toml`` in a
+subprocess on a free port, talked to over HTTP with httpx. (A module of its own, not a
+conftest: the report tests' conftest is imported under that name too.)"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from arena.server.store import LeagueStore
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "sample_bots" / "python"
+
+LEAGUE = """\
+[league]
+name = "test-league"
+data = "data"
+
+[ladder]
+parallel = 2
+placement_matches = 2
+{ladder}
+
+[final]
+matches_per_group = 2
+
+[uploads]
+max_bytes = 200000
+max_unpacked_bytes = 1000000
+max_files = 50
+per_hour = {per_hour}
+
+[validation]
+matches = 2
+
+[rules]
+target_score = 100
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def arena(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-m", "arena.cli", *args], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "COLUMNS": "250"})
+    if check:
+        assert done.returncode == 0, done.stderr
+    return done
+
+
+def write_league(folder: Path, per_hour: int = 50, ladder: str = "", extra: str = "") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "LEAGUE.toml"
+    path.write_text(LEAGUE.format(per_hour=per_hour, ladder=ladder) + extra)
+    return path
+
+
+@dataclass
+class Server:
+    league: Path
+    port: int
+    process: subprocess.Popen[bytes] | None = None
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def data(self) -> Path:
+        return self.league.parent / "data"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "server", str(self.league),
+             "--port", str(self.port)], cwd=ROOT, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, self.process.stderr.read().decode() \
+                if self.process.stderr else "the server ended"
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.url}/api/standings", timeout=2).status_code == 200:
+                    return
+            time.sleep(0.1)
+        raise AssertionError("the server did not answer within 30 s")
+
+    def stop(self, kind: signal.Signals = signal.SIGTERM) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
+            self.process.send_signal(kind)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stderr:
+            self.process.stderr.close()
+        self.process = None
+
+    def add_author(self, name: str, cli: bool = False) -> str:
+        """With ``cli``, as the README says (``arena server add-author``); else straight
+        into the store (a second connection while the server runs, as the CLI's is)."""
+        if cli:
+            done = arena("server", "add-author", name, "--league", str(self.league))
+            self.tokens[name] = done.stdout.strip().splitlines()[-1]
+        else:
+            store = LeagueStore(self.data / "league.sqlite")
+            try:
+                self.tokens[name] = store.add_author(name)
+            finally:
+                store.close()
+        return self.tokens[name]
+
+    def client(self, author: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {self.tokens[author]}"} if author else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def submit(self, author: str, archive: bytes) -> httpx.Response:
+        with self.client(author) as client:
+            return client.post("/api/submissions", content=archive,
+                               headers={"Content-Type": "application/gzip"})
+
+    def wait_for(self, predicate: Callable[[], Any], timeout: float = 60,
+                 what: str = "the condition") -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            assert self.process is None or self.process.poll() is None, "the server died"
+            time.sleep(0.25)
+        raise AssertionError(f"timed out waiting for {what}")
+
+    def version_statuses(self, author: str) -> dict[tuple[str, int], str]:
+        with self.client(author) as client:
+            versions = client.get("/api/me").json()["versions"]
+        return {(v["bot"], v["number"]): v["status"] for v in versions}
+
+
+@contextlib.contextmanager
+def league_server(folder: Path, **settings: Any) -> Iterator[Server]:
+    server = Server(write_league(folder, **settings), free_port())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def copy_bot(source: Path, target: Path, name: str | None = None,
+             change: str | None = None) -> Path:
+    """A sample bot copied (optionally renamed, or with a line added to bot.py: another
+    version of the same bot)."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    if name is not None:
+        toml = target / "bot.toml"
+        text = toml.read_text()
+        first = text.split("\n", 1)
+        assert first[0].startswith("name = ")
+        toml.write_text(f'name = "{name}"\n{first[1]}')
+    if change is not None:
+        with open(target / "bot.py", "a") as source_file:
+            source_file.write(f"\n# {change}\n")
+    return target
+
+
+def tar_gz(entries: list[tuple[tarfile.TarInfo, bytes | None]]) -> bytes:
+    """An archive of hand-made entries (for the malicious ones)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        for info, data in entries:
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return buffer.getvalue()
+
+
+def file_entry(name: str, data: bytes, mode: int = 0o644) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mode = mode
+    return info, data

@@ -1,0 +1,93 @@
+"""The organiser's and the author's commands: one clear line and a non-zero exit for
+every mistake, never a traceback."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from league_servers import SAMPLES, free_port, write_league
+
+from arena.cli import main
+
+
+@dataclass(frozen=True)
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+Run = Callable[..., Done]
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Run:
+    """``arena ARGS`` in this process (the commands' own code; no interpreter start-up)."""
+    def run_arena(*args: str, env: dict[str, str] | None = None) -> Done:
+        with mock.patch.dict(os.environ, env or {}):
+            code = main(list(args))
+        out, err = capsys.readouterr()
+        return Done(code, out, err)
+
+    return run_arena
+
+
+def one_line(done: Done, code: int, *words: str) -> None:
+    assert done.returncode == code, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def test_organiser_commands(run: Run, tmp_path: Path) -> None:
+    league = str(write_league(tmp_path))
+    added = run("server", "add-author", "alice", "--league", league)
+    assert added.returncode == 0 and added.stdout.strip().splitlines()[-1].startswith("1.")
+    one_line(run("server", "add-author", "alice", "--league", league), 2, "exists already")
+    one_line(run("server", "withdraw", "nobody", "--league", league), 2, "no bot")
+    one_line(run("server", "disqualify", "x", "--league", league), 2, "--reason")
+    one_line(run("server", "advance", "later", "--league", league), 2, "unknown phase")
+    assert run("server", "advance", "frozen", "--league", league).returncode == 0
+    one_line(run("server", "advance", "open", "--league", league), 2, "only move on")
+    one_line(run("server", "add-author", "bob", "--league", str(tmp_path / "no.toml")), 2,
+             "no such league file")
+    (tmp_path / "bad.toml").write_text('[league]\nname = "x"\n[ladder]\nparallel = 0\n')
+    one_line(run("server", str(tmp_path / "bad.toml")), 2, "bad.toml", "parallel")
+    one_line(run("server", "a", "b"), 2, "one league file")
+
+
+def test_submit_errors(run: Run, tmp_path: Path) -> None:
+    empty_config = {"ARENA_TOKEN": "", "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    one_line(run("submit", str(SAMPLES / "random"), "--server", "http://127.0.0.1:9",
+                 env=empty_config), 2, "no token", "ARENA_TOKEN")
+    token_file = tmp_path / "config" / "uno-arena" / "token"
+    token_file.parent.mkdir(parents=True)
+    token_file.write_text("1.secret\n")
+    port = free_port()  # nothing listens there
+    one_line(run("submit", str(SAMPLES / "random"), "--server", f"http://127.0.0.1:{port}",
+                 env=empty_config), 1, "cannot reach")
+    one_line(run("submit", str(tmp_path), "--server", f"http://127.0.0.1:{port}",
+                 env={"ARENA_TOKEN": "1.x"}), 2, "bot.toml")
+
+
+def test_server_refuses_untrusted_bots_in_the_fallback_sandbox(run: Run, tmp_path: Path
+                                                               ) -> None:
+    league = write_league(tmp_path, extra='\n[sandbox]\nbackend = "fallback"\n')
+    one_line(run("server", str(league)), 2, "fallback", "trusted")
+
+
+def test_server_says_when_its_port_is_taken(run: Run, tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        one_line(run("server", str(write_league(tmp_path)), "--port", str(port)), 2,
+                 f"cannot listen on 127.0.0.1:{port}", "in use")

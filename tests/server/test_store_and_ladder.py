@@ -1,0 +1,376 @@
+"""The league store, the matchmaker, the phases and the league file, without a server."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from league_servers import ROOT, write_league
+
+from arena.league.store import MatchRecord, SeatResult
+from arena.rating.outcome import Outcome
+from arena.rating.trueskill_ratings import MU, rate_season
+from arena.server import ladder
+from arena.server.config import League, LeagueError, load_league
+from arena.server.store import Conflict, LeagueStore
+
+
+def _record(match_id: str, winner: int) -> MatchRecord:
+    return MatchRecord(match_id, 1.0, 10, 1, False, f"/logs/{match_id}", tuple(
+        SeatResult(seat, 1 if seat == winner else 2, 100 if seat == winner else 0,
+                   int(seat == winner), 0, False, ()) for seat in range(2)), "0" * 64)
+
+
+@pytest.fixture
+def league(tmp_path: Path) -> League:
+    return load_league(write_league(tmp_path))
+
+
+@pytest.fixture
+def store(league: League) -> LeagueStore:
+    return LeagueStore(league.store_path)
+
+
+def _version(store: LeagueStore, author: int, bot: str, active: bool = True,
+             keep: int = 1) -> int:
+    version = store.add_version(author, bot, "1.0", f"hash-{bot}", "sha", f"/bots/{bot}", 5)
+    if active:
+        store.activate(version.id, keep)
+    return version.id
+
+
+def _author(store: LeagueStore, name: str) -> int:
+    token = store.add_author(name)
+    found = store.authenticate(token)
+    assert found is not None
+    return found.id
+
+
+# -- the store ----------------------------------------------------------------------------
+
+
+def test_tokens_are_kept_hashed_and_checked(store: LeagueStore, league: League) -> None:
+    token = store.add_author("alice")
+    found = store.authenticate(token)
+    assert found is not None and found.name == "alice"
+    number, secret = token.split(".")
+    assert store.authenticate(f"{number}.{secret[:-1]}x") is None
+    assert store.authenticate(f"99.{secret}") is None
+    assert store.authenticate("garbage") is None
+    assert secret.encode() not in league.store_path.read_bytes()
+    assert stat.S_IMODE(league.store_path.stat().st_mode) == 0o600
+    with pytest.raises(Conflict):
+        store.add_author("alice")
+
+
+def test_a_result_counts_once_and_only_over_a_running_match(store: LeagueStore) -> None:
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    seats = (_version(store, alice, "a"), _version(store, bob, "b"))
+    match_id = store.start_ladder_match(seats)
+    assert store.record(_record(match_id, 0), seats)
+    assert not store.record(_record(match_id, 1), seats)  # a second result: refused
+    assert [r.place for r in store.results_of(match_id)] == [1, 2]
+    killed = store.start_ladder_match(seats)
+    assert store.recover()["discarded"] == 1
+    assert store.match(killed).status == "discarded"  # type: ignore[union-attr]
+    assert not store.record(_record(killed, 0), seats)  # a late result of a discarded one
+    assert store.results_of(killed) == []
+
+
+def test_recover_requeues_validation_and_replays_final_matches(store: LeagueStore) -> None:
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    first = _version(store, alice, "a", active=False)
+    second = _version(store, bob, "b", active=False)
+    store.set_status(first, "building")
+    store.set_status(second, "checking")
+    store.schedule_final([("final-m1", "final/g1", (first, second), 0, 0, 1)], b"k" * 32)
+    assert store.start_final_match("final-m1")
+    assert not store.start_final_match("final-m1")  # never started twice
+    assert store.recover() == {"discarded": 0, "rescheduled": 1, "requeued": 2}
+    assert store.match("final-m1").status == "scheduled"  # type: ignore[union-attr]
+    assert {store.version(v).status for v in (first, second)} == {"queued"}  # type: ignore[union-attr]
+
+
+def test_versions_retire_names_belong_to_authors(store: LeagueStore) -> None:
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    one = _version(store, alice, "a")
+    two = _version(store, alice, "a")
+    assert [(v.number, v.status) for v in store.versions()] == [(1, "retired"), (2, "active")]
+    assert store.version(two).predecessor == one  # type: ignore[union-attr]
+    three = _version(store, alice, "a", keep=2)
+    assert [v.status for v in store.versions()] == ["retired", "active", "active"]
+    assert store.version(three).number == 3  # type: ignore[union-attr]
+    with pytest.raises(Conflict, match="another author"):
+        store.add_version(bob, "a", "1", "h", "s", "/f", 5)
+    for name in "bcd":
+        store.add_version(bob, name, "1", "h", "s", "/f", 3)
+    with pytest.raises(Conflict, match="max_bots_per_author"):
+        store.add_version(bob, "e", "1", "h", "s", "/f", 3)
+
+
+def test_organiser_actions_keep_results(store: LeagueStore) -> None:
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    seats = (_version(store, alice, "a"), _version(store, bob, "b"))
+    store.record(_record(store.start_ladder_match(seats), 0), seats)
+    store.act("a", "disqualify", "shared code with b")
+    bot = store.bot("a")
+    assert bot is not None and (bot.state, bot.reason) == ("disqualified",
+                                                           "shared code with b")
+    assert len(store.results()) == 2
+    store.act("a", "readmit")
+    store.act("b", "withdraw")
+    assert [(a["bot"], a["action"]) for a in store.actions()] == [
+        ("a", "disqualify"), ("a", "readmit"), ("b", "withdraw")]
+    with pytest.raises(Conflict):
+        store.act("a", "readmit")
+    with pytest.raises(Conflict):
+        store.act("nobody", "withdraw")
+
+
+def test_a_damaged_store_is_refused(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    with pytest.raises(Exception, match="empty"):
+        LeagueStore(empty)
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE x (y)").connection.commit()
+    with pytest.raises(Exception, match="not a league store"):
+        LeagueStore(other)
+
+
+# -- the matchmaker -----------------------------------------------------------------------
+
+
+def test_new_versions_place_first_and_authors_never_meet_themselves(
+        store: LeagueStore, league: League) -> None:
+    alice, bob, carol = (_author(store, n) for n in ("alice", "bob", "carol"))
+    a1, a2 = _version(store, alice, "a1"), _version(store, alice, "a2")
+    b = _version(store, bob, "b")
+    for _ in range(3):
+        seats = (a1, b)
+        store.record(_record(store.start_ladder_match(seats), 0), seats)
+    c = _version(store, carol, "c")  # new: its placement matches come first
+    board = ladder.ladder_ratings(store, league)
+    tables = ladder.pick_tables(store, league, board, slots=2, salt=1)
+    assert c in tables[0]
+    for table in tables:
+        authors = [store.version(v).author_id for v in table]  # type: ignore[union-attr]
+        assert len(set(authors)) == len(authors)
+    used = [v for table in tables for v in table]
+    assert len(used) == len(set(used))  # a version plays one match at a time
+    assert {a2, b} & set(tables[0]) or {a2, b} & set(tables[1])
+
+
+def test_running_matches_and_withdrawn_bots_limit_the_tables(
+        store: LeagueStore, league: League) -> None:
+    alice, bob, carol = (_author(store, n) for n in ("alice", "bob", "carol"))
+    a, b, c = _version(store, alice, "a"), _version(store, bob, "b"), _version(store, carol, "c")
+    store.start_ladder_match((a, b))
+    board = ladder.ladder_ratings(store, league)
+    assert ladder.pick_tables(store, league, board, slots=2, salt=0) == []  # c alone is free
+    store.recover()
+    store.act("c", "withdraw")
+    assert [set(t) for t in ladder.pick_tables(store, league, board, 2, 0)] == [{a, b}]
+    del c
+
+
+def test_new_version_rating_policies(store: LeagueStore, tmp_path: Path) -> None:
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    old, other = _version(store, alice, "a"), _version(store, bob, "b")
+    for _ in range(4):
+        store.record(_record(store.start_ladder_match((old, other)), 0), (old, other))
+    new = _version(store, alice, "a")
+    store.record(_record(store.start_ladder_match((new, other)), 0), (new, other))
+    fresh = load_league(write_league(tmp_path / "fresh"))
+    carried = load_league(write_league(tmp_path / "carry",
+                                       ladder='new_version_rating = "carry_mean"'))
+    boards = {name: {s.entrant_id: s for s in ladder.ladder_ratings(store, lg).standings}
+              for name, lg in (("fresh", fresh), ("carry", carried))}
+    old_mu = boards["fresh"][old].mu
+    assert old_mu > MU + 3
+    # Both won their first match: the fresh one from the prior, the carried one from the
+    # old version's mean (each with the prior's uncertainty).
+    assert MU < boards["fresh"][new].mu < old_mu
+    assert boards["carry"][new].mu > old_mu
+    assert boards["carry"][new].sigma == pytest.approx(boards["fresh"][new].sigma, abs=0.5)
+    assert boards["fresh"][old].history == boards["carry"][old].history
+
+
+def test_rate_season_inherit_starts_from_the_predecessors_mean() -> None:
+    results = [Outcome("m1", 1, 0, 1), Outcome("m1", 2, 1, 2),
+               Outcome("m2", 3, 0, 1), Outcome("m2", 2, 1, 2)]
+    plain = {s.entrant_id: s for s in rate_season(results, [1, 2, 3]).standings}
+    carried = {s.entrant_id: s for s in rate_season(results, [1, 2, 3],
+                                                    inherit={3: 1}).standings}
+    assert plain[1].mu == carried[1].mu
+    assert carried[3].mu > plain[3].mu  # started at entrant 1's mu, not 25
+    assert carried[3].sigma == pytest.approx(plain[3].sigma, abs=0.5)
+
+
+# -- phases and the final ------------------------------------------------------------------
+
+
+def test_phases_follow_times_and_the_organiser_only_forward(
+        store: LeagueStore, tmp_path: Path) -> None:
+    league = load_league(write_league(tmp_path / "timed"))
+    timed = League(**{**league.__dict__, "phases": type(league.phases)(
+        dt.datetime(2026, 1, 1, tzinfo=dt.UTC), dt.datetime(2026, 1, 2, tzinfo=dt.UTC))})
+    at = dt.datetime(2025, 12, 31, tzinfo=dt.UTC)
+    assert ladder.current_phase(store, timed, at) == "open"
+    assert ladder.current_phase(store, timed, at + dt.timedelta(days=1, hours=1)) == "frozen"
+    assert ladder.current_phase(store, timed, at + dt.timedelta(days=3)) == "final"
+    assert ladder.advance(store, league, "frozen") == "frozen"
+    assert ladder.current_phase(store, timed, at) == "frozen"  # the later of the two
+    with pytest.raises(ValueError, match="only move on"):
+        ladder.advance(store, league, "open")
+    with pytest.raises(ValueError, match="unknown phase"):
+        ladder.advance(store, league, "closed")
+
+
+def test_final_plays_the_newest_active_version_of_each_entered_bot(
+        store: LeagueStore, league: League) -> None:
+    alice, bob, carol = (_author(store, n) for n in ("alice", "bob", "carol"))
+    _version(store, alice, "a")
+    a2 = _version(store, alice, "a")
+    b = _version(store, bob, "b")
+    _version(store, carol, "c")
+    store.act("c", "disqualify", "broke the rules")
+    entrants = ladder.final_entrants(store)
+    assert [v.id for v in entrants] == [a2, b]
+    planned = ladder.final_schedule(league, entrants)
+    assert len(planned) == league.final.matches_per_group  # one pair
+    assert {m[2] for m in planned} == {(a2, b), (b, a2)}  # duplicate deals: both orders
+    labels = [m[1] for m in planned]
+    assert all(labels.count(label) == 2 for label in labels)
+
+
+# -- the league file -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("[league]\n", "name is required"),
+    ('[league]\nname = "x"\n[wat]\n', "unknown table"),
+    ('[league]\nname = "x"\nport = "80"\n', "port must be an integer"),
+    ('[league]\nname = "x"\n[ladder]\nnew_version_rating = "keep"\n', "carry_mean"),
+    ('[league]\nname = "x"\n[ladder]\nparalel = 2\n', "unknown field"),
+    ('[league]\nname = "x"\n[final]\nmatches_per_group = 3\n', "multiple of the table"),
+    ('[league]\nname = "x"\n[phases]\nopen_until = 2026-01-02T00:00:00Z\n'
+     'frozen_until = 2026-01-01T00:00:00Z\n', "before open_until"),
+    ('[league]\nname = "x"\n[phases]\nopen_until = "tomorrow"\n', "date and time"),
+    ('[league]\nname = "x"\n[sandbox]\nbackend = "vm"\n', "bubblewrap"),
+    ('[league]\nname = "x"\n[rules]\ntarget_scor = 10\n', "[rules]"),
+    ("[league\n", "not valid TOML"),
+])
+def test_league_file_errors_name_the_field(tmp_path: Path, text: str, error: str) -> None:
+    path = tmp_path / "LEAGUE.toml"
+    path.write_text(text)
+    with pytest.raises(LeagueError, match=error.replace("[", r"\[")) as raised:
+        load_league(path)
+    assert str(path) in str(raised.value)
+
+
+def test_the_sample_league_file_loads() -> None:
+    league = load_league(ROOT / "sample_bots" / "league.toml")
+    assert league.name == "sample-league"
+    assert league.data == ROOT / "runs" / "sample-league"  # git ignores runs/
+    assert league.ladder.new_version_rating == "fresh"
+    assert league.final.duplicate_deals and league.final.matches_per_group == 4
+
+
+def test_a_version_whose_folder_is_gone_leaves_the_ladder(
+        store: LeagueStore, league: League, tmp_path: Path) -> None:
+    """Its match is recorded failed (with why), the version failed (its author sees why),
+    and the matchmaker does not pick it again (no loop of failing matches)."""
+    from arena.server.service import LeagueService
+
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    good = store.add_version(alice, "a", "1", "h", "s", str(ROOT / "sample_bots" / "python"
+                                                           / "random"), 3)
+    gone = store.add_version(bob, "b", "1", "h", "s", str(tmp_path / "deleted"), 3)
+    for version in (good, gone):
+        store.activate(version.id, 1)
+    service = LeagueService(league)
+    assert service._ladder_jobs(store, slots=2, salt=0) == []  # the match could not start
+    [match] = store.matches()
+    assert match.status == "failed" and "cannot start the match" in str(match.error)
+    assert store.version(gone.id).status == "failed"  # type: ignore[union-attr]
+    assert "cannot be used" in store.version(gone.id).build_log  # type: ignore[union-attr]
+    assert store.version(good.id).status == "active"  # type: ignore[union-attr]
+    assert service._ladder_jobs(store, slots=2, salt=1) == []
+    assert len(store.matches()) == 1  # and no other was tried
+
+
+def test_opponents_are_the_closest_in_rating_within_the_author_limit(
+        store: LeagueStore, tmp_path: Path) -> None:
+    league = load_league(write_league(tmp_path / "limits", ladder="max_running_per_author = 1"))
+    alice, bob, carol, dave = (_author(store, n) for n in ("alice", "bob", "carol", "dave"))
+    strong, middle, weak = (_version(store, a, n) for a, n in
+                            ((alice, "strong"), (bob, "middle"), (carol, "weak")))
+    for winner, loser in ((strong, middle), (middle, weak), (strong, weak)) * 2:
+        store.record(_record(store.start_ladder_match((winner, loser)), 0), (winner, loser))
+    newcomer = _version(store, dave, "new")
+    board = ladder.ladder_ratings(store, league)
+    mus = {s.entrant_id: s.mu for s in board.standings}
+    assert mus[strong] > mus[middle] > mus[weak]
+    tables = ladder.pick_tables(store, league, board, slots=2, salt=0)
+    # The newcomer places first, against the one rated closest to its prior (mu 25).
+    closest = min((strong, middle, weak), key=lambda v: abs(mus[v] - MU))
+    assert set(tables[0]) == {newcomer, closest}
+    # One running match per author at most: a second pair cannot be seated while the
+    # remaining two are free only if their authors are not playing.
+    playing = {store.version(v).author_id for v in tables[0]}  # type: ignore[union-attr]
+    for table in tables[1:]:
+        assert not playing & {store.version(v).author_id for v in table}  # type: ignore[union-attr]
+    for table in tables:
+        store.start_ladder_match(table)
+    # dave's second bot and erin's are free; dave has a match running already, so only
+    # a league allowing two per author seats them.
+    extra = _version(store, dave, "second")
+    erin = _version(store, _author(store, "erin"), "erin")
+    board = ladder.ladder_ratings(store, league)
+    assert ladder.pick_tables(store, league, board, 2, 1) == []
+    looser = load_league(write_league(tmp_path / "two", ladder="max_running_per_author = 2"))
+    assert [set(t) for t in ladder.pick_tables(store, looser, board, 2, 1)] == [
+        {extra, erin}]
+
+
+def test_the_match_loop_survives_a_failure_and_releases_its_matches(
+        store: LeagueStore, league: League, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure while recording (a full disk, say) stops the loop; it starts again after
+    a pause, discards the match it was playing (never half-counted) and plays on."""
+    import time
+
+    from arena.server import service as service_module
+    from arena.server.service import LeagueService
+
+    monkeypatch.setattr(service_module, "RETRY_SECONDS", 0.1)
+    for author, bot in (("alice", "greedy"), ("bob", "random")):
+        version = store.add_version(_author(store, author), bot, "1", bot, "s",
+                                    str(ROOT / "sample_bots" / "python" / bot), 3)
+        store.activate(version.id, 1)
+    service = LeagueService(league)
+    failures = []
+    real_record = LeagueService._record
+
+    def record_once_failing(self: LeagueService, db: LeagueStore, outcome: object) -> None:
+        if not failures:
+            failures.append(outcome)
+            raise OSError(28, "No space left on device")
+        real_record(self, db, outcome)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(LeagueService, "_record", record_once_failing)
+    service.start()
+    try:
+        deadline = time.monotonic() + 60
+        while store.done_count("ladder") < 2:
+            assert time.monotonic() < deadline, "the ladder did not go on"
+            time.sleep(0.1)
+    finally:
+        service.stop()
+    statuses = {m.match_id: m.status for m in store.matches()}
+    assert statuses["L000001"] == "discarded"
+    assert store.results_of("L000001") == []
+    assert service.errors and "No space left" in service.errors[0]

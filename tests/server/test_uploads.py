@@ -1,0 +1,265 @@
+"""Uploads are hostile: every malicious or broken archive is refused over HTTP with the
+right status and a reason, nothing of it is stored, and tokens and rate limits hold.
+
+One server for the module (its league: max_bytes 200,000, max_unpacked_bytes 1,000,000,
+max_files 50, 12 submissions an hour)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import tarfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from league_servers import SAMPLES, Server, file_entry, league_server, tar_gz
+
+from arena.server.uploads import Caps, UploadRefused, pack, unpack
+
+TOML = (SAMPLES / "random" / "bot.toml").read_bytes()
+BOT = (SAMPLES / "random" / "bot.py").read_bytes()
+
+
+def _special(name: str, kind: bytes, link: str = "") -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = link
+    return info, None
+
+
+def _bot(*extra: tuple[tarfile.TarInfo, bytes | None]) -> bytes:
+    return tar_gz([file_entry("bot.toml", TOML), file_entry("bot.py", BOT), *extra])
+
+
+def _bomb() -> bytes:
+    """50 MB of zeros in a member (about 50 kB compressed)."""
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb") as compressed, \
+            tarfile.open(fileobj=compressed, mode="w") as tar:
+        for name, data in (("bot.toml", TOML), ("bot.py", BOT)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        info = tarfile.TarInfo("padding.bin")
+        info.size = 50_000_000
+        tar.addfile(info, _Zeros(info.size))
+    return buffer.getvalue()
+
+
+def _pax_bomb() -> bytes:
+    """A pax header of 30 MB (tarfile would read it whole into memory): the budget stops
+    the stream before."""
+    info = tarfile.TarInfo("bot.py")
+    info.size = len(BOT)
+    info.pax_headers = {"comment": "A" * 30_000_000}
+    return tar_gz([(info, BOT), file_entry("bot.toml", TOML)])
+
+
+class _Zeros(io.RawIOBase):
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        count = min(len(buffer), self.left)
+        buffer[:count] = bytes(count)
+        self.left -= count
+        return count
+
+
+MALICIOUS = {
+    "symlink": (_bot(_special("link", tarfile.SYMTYPE, "/etc/shadow")), 422,
+                "symbolic link"),
+    "hardlink": (_bot(_special("hard", tarfile.LNKTYPE, "bot.py")), 422, "hard link"),
+    "device": (_bot(_special("disk", tarfile.BLKTYPE)), 422, "device"),
+    "chardevice": (_bot(_special("null", tarfile.CHRTYPE)), 422, "device"),
+    "fifo": (_bot(_special("pipe", tarfile.FIFOTYPE)), 422, "fifo"),
+    "dotdot": (_bot(file_entry("../escape.txt", b"x")), 422, ".."),
+    "nested dotdot": (_bot(file_entry("src/../../escape.txt", b"x")), 422, ".."),
+    "absolute": (_bot(file_entry("/tmp/arena-escape.txt", b"x")), 422, "absolute"),
+    "bomb": (_bomb(), 413, "max_unpacked_bytes"),
+    "pax bomb": (_pax_bomb(), 413, "max_unpacked_bytes"),
+    "too many files": (_bot(*[file_entry(f"f{i}.txt", b"x") for i in range(60)]), 413,
+                       "max_files"),
+    "too big": (b"\x1f\x8b" + os.urandom(250_000), 413, "max_bytes"),
+    "not gzip": (b"PK\x03\x04 a zip file", 422, ".tar.gz"),
+    "not a tar": (gzip.compress(b"hello " * 100), 422, "tar"),
+    "no bot.toml": (tar_gz([file_entry("bot.py", BOT)]), 422, "bot.toml"),
+    "bad bot.toml": (tar_gz([file_entry("bot.toml", b'name = "x"\nbiuld = 1\n'),
+                             file_entry("bot.py", BOT)]), 422, "bot.toml"),
+    "twice": (_bot(file_entry("bot.py", BOT)), 422, "twice"),
+    "file and folder": (_bot(file_entry("lib", b"x"), file_entry("lib/x.py", b"x")), 422,
+                        "a file and a folder"),
+    "name too long": (_bot(file_entry("n" * 300, b"x")), 422, "cannot be stored"),
+    "bad name": (tar_gz([file_entry("bot.toml", TOML.replace(b'name = "random"',
+                                                             b'name = "../../evil"')),
+                         file_entry("bot.py", BOT)]), 422, "name"),
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with league_server(tmp_path_factory.mktemp("uploads"), per_hour=len(MALICIOUS) + 3
+                       ) as running:
+        running.add_author("mallory")
+        running.add_author("alice")
+        running.add_author("bob")
+        yield running
+
+
+@pytest.mark.parametrize("case", sorted(MALICIOUS))
+def test_malicious_archive_refused(server: Server, case: str) -> None:
+    archive, status, reason = MALICIOUS[case]
+    response = server.submit("mallory", archive)
+    assert response.status_code == status, response.text
+    assert reason in response.json()["error"]
+    assert not Path("/tmp/arena-escape.txt").exists()
+    stored = [p for p in (server.data / "bots").iterdir()] if (
+        server.data / "bots").is_dir() else []
+    assert all(not p.name.startswith(".upload-") for p in stored)  # no half-unpacked folder
+    assert server.version_statuses("mallory") == {}
+
+
+def test_tokens_required_and_checked(server: Server) -> None:
+    archive = pack(SAMPLES / "random")
+    with server.client() as anonymous:
+        assert anonymous.post("/api/submissions", content=archive).status_code == 401
+        assert anonymous.get("/api/me").status_code == 401
+        assert anonymous.get("/api/matches").status_code == 401
+        wrong = anonymous.post("/api/submissions", content=archive,
+                               headers={"Authorization": "Bearer 1.not-the-secret"})
+        assert wrong.status_code == 401
+        assert anonymous.get("/api/standings").status_code == 200  # public
+        assert anonymous.get("/").status_code == 200
+
+
+def test_every_response_carries_the_security_headers(server: Server) -> None:
+    with server.client("alice") as client:
+        for path in ("/", "/api/standings", "/me", "/nowhere", "/assets/style.css"):
+            headers = client.get(path).headers
+            assert "script-src 'self'" in headers["content-security-policy"], path
+            assert headers["x-content-type-options"] == "nosniff", path
+
+
+def test_bot_names_belong_to_their_author(server: Server) -> None:
+    archive = pack(SAMPLES / "random")
+    first = server.submit("alice", archive)
+    assert first.status_code == 201, first.text
+    taken = server.submit("mallory", archive)
+    assert taken.status_code == 409 and "another author" in taken.json()["error"]
+    with server.client("mallory") as client:
+        logs = client.get(f"/api/versions/{first.json()['id']}")
+    assert logs.status_code == 403  # alice's build log and check report are hers
+
+
+def test_rate_limit(server: Server) -> None:
+    """mallory made one attempt per malicious case plus one with a taken name (when the
+    module runs whole); a few more reach the limit, then 429 with Retry-After."""
+    statuses = [server.submit("mallory", b"not an archive").status_code for _ in range(25)]
+    assert 429 in statuses
+    limited = statuses.index(429)
+    assert all(status == 422 for status in statuses[:limited])
+    assert all(status == 429 for status in statuses[limited:])
+    response = server.submit("mallory", b"not an archive")
+    assert response.headers.get("retry-after")
+
+
+def test_unpack_stores_by_content_hash_read_only(tmp_path: Path) -> None:
+    caps = Caps(200_000, 1_000_000, 50)
+    first = unpack(pack(SAMPLES / "random"), caps, tmp_path)
+    second = unpack(pack(SAMPLES / "random"), caps, tmp_path)
+    assert first.content_hash == second.content_hash
+    assert first.manifest.folder == tmp_path / first.content_hash
+    assert [p.name for p in tmp_path.iterdir()] == [first.content_hash]
+    for path in first.manifest.folder.rglob("*"):
+        assert not path.stat().st_mode & 0o022  # nobody but root may change it
+
+
+def test_unpack_refuses_a_member_whose_header_lies(tmp_path: Path) -> None:
+    """A member claiming more bytes than the cap is stopped by counting, not by trusting
+    (or distrusting) the header alone."""
+    info = tarfile.TarInfo("big.bin")
+    info.size = 2_000_000
+    archive = tar_gz([file_entry("bot.toml", TOML), (info, bytes(2_000_000))])
+    with pytest.raises(UploadRefused) as refused:
+        unpack(archive, Caps(200_000, 1_000_000, 50), tmp_path)
+    assert refused.value.status == 413
+
+
+def _failing_bot(name: str, build: str, run: str) -> bytes:
+    toml = (f'name = "{name}"\nversion = "1"\nlanguage = "python"\n'
+            f'run = ["python3", "bot.py"]\nbuild = ["sh", "-c", "{build}"]\n')
+    return tar_gz([file_entry("bot.toml", toml.encode()), file_entry("bot.py", run.encode())])
+
+
+def test_failed_builds_and_checks_go_to_their_author_only(server: Server) -> None:
+    """A build that fails and a bot that crashes end ``failed``, with the build log or the
+    check report (the bot's stderr quoted) for their author; another author gets 403; the
+    ladder never sees them."""
+    broken = server.submit("alice", _failing_bot(
+        "broken-build", "echo compiling the bot; exit 3", "print('never run')"))
+    crashing = server.submit("alice", _failing_bot(
+        "crashy", "echo built > built.txt", "import sys\nprint('oops: no hello', "
+        "file=sys.stderr)\nsys.exit(3)\n"))
+    assert broken.status_code == crashing.status_code == 201
+    server.wait_for(lambda: server.version_statuses("alice").get(("crashy", 1)) == "failed"
+                    and server.version_statuses("alice").get(("broken-build", 1)) == "failed",
+                    what="both versions failed")
+    with server.client("alice") as alice, server.client("bob") as bob:
+        build = alice.get(f"/api/versions/{broken.json()['id']}").json()
+        check = alice.get(f"/api/versions/{crashing.json()['id']}").json()
+        page = alice.get(f"/me/versions/{crashing.json()['id']}")
+        assert bob.get(f"/api/versions/{crashing.json()['id']}").status_code == 403
+        assert bob.get(f"/me/versions/{crashing.json()['id']}").status_code == 403
+        matches = alice.get("/api/matches").json()["matches"]
+    assert "compiling the bot" in build["build_log"]
+    assert "exit code 3" in build["build_log"]
+    assert build["check_report"] == ""
+    assert "FAIL connects and says hello" in check["check_report"]
+    assert "oops: no hello" in check["check_report"]
+    assert "oops: no hello" in page.text
+    assert not [m for m in matches
+                if {"broken-build", "crashy"} & {seat["bot"] for seat in m["seats"]}]
+
+
+def test_the_web_form_refuses_with_the_reason_on_the_page(server: Server) -> None:
+    """The upload form (a browser's multipart POST, logged in by cookie) gives the same
+    refusals as the API, on the author's page; a good archive is accepted."""
+    with server.client() as client:
+        client.cookies.set("arena_token", server.tokens["bob"])
+        refused = client.post("/me/submit", files={
+            "archive": ("evil.tar.gz", MALICIOUS["symlink"][0], "application/gzip")})
+        assert refused.status_code == 422
+        assert "symbolic link" in refused.text and 'id="error"' in refused.text
+        empty = client.post("/me/submit", data={"other": "x"})
+        assert empty.status_code == 422 and "choose a .tar.gz" in empty.text
+        good = client.post("/me/submit", files={
+            "archive": ("greedy.tar.gz", pack(SAMPLES / "greedy"), "application/gzip")})
+        assert good.status_code == 303
+        assert "Submitted greedy version 1" in client.get(good.headers["location"]).text
+    with server.client() as client:
+        anonymous = client.post("/me/submit", files={
+            "archive": ("greedy.tar.gz", pack(SAMPLES / "greedy"), "application/gzip")})
+        assert anonymous.status_code == 303 and "/login" in anonymous.headers["location"]
+
+
+def test_submit_wait_follows_a_failing_version_to_its_report(
+        server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.cli import main
+
+    folder = tmp_path / "crashing"
+    folder.mkdir()
+    (folder / "bot.toml").write_text('name = "crashing"\nversion = "1"\nlanguage = "python"\n'
+                                     'run = ["python3", "bot.py"]\n')
+    (folder / "bot.py").write_text("raise SystemExit('crashed before hello')\n")
+    monkeypatch.setenv("ARENA_TOKEN", server.tokens["bob"])
+    assert main(["submit", str(folder), "--server", server.url, "--wait"]) == 1
+    out = capsys.readouterr().out
+    assert "submitted crashing version 1" in out
+    assert "failed" in out and "FAIL connects and says hello" in out
+    assert "crashed before hello" in out
