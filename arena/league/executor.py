@@ -307,7 +307,7 @@ def cap_worker_memory() -> None:
     cap_referee(REFEREE_MEMORY_MIB * MIB)
 
 
-def _worker_init(driver: int, counter: Any = None, plan: Sequence[int] | None = None) -> None:
+def init_worker(driver: int, counter: Any = None, plan: Sequence[int] | None = None) -> None:
     global _handles_sigterm
     cap_worker_memory()
     signal.signal(signal.SIGTERM, _terminate)
@@ -338,7 +338,7 @@ class LocalExecutor:
             return []
         context = multiprocessing.get_context("spawn")
         pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=1, mp_context=context, initializer=_worker_init,
+            max_workers=1, mp_context=context, initializer=init_worker,
             initargs=(os.getpid(),))
         with starting_workers():
             future = pool.submit(probe_job, list(jobs))
@@ -348,7 +348,7 @@ class LocalExecutor:
             finished = True
             return reasons
         finally:
-            _release(pool, stop=not finished)
+            release_pool(pool, stop=not finished)
 
     def placement(self, jobs: int) -> list[int] | None:
         """The core of each worker that ``jobs`` matches start, or None: unpinned."""
@@ -363,7 +363,7 @@ class LocalExecutor:
         context = multiprocessing.get_context("spawn")
         plan = self.placement(len(jobs))
         self.pool = concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_worker_init,
+            max_workers=workers, mp_context=context, initializer=init_worker,
             initargs=(os.getpid(), context.Value("i", 0), plan) if plan else (os.getpid(),))
         with starting_workers():  # they start as jobs are submitted
             futures = {self.pool.submit(play_job, job): job for job in jobs}
@@ -379,17 +379,17 @@ class LocalExecutor:
         finally:
             if finished:
                 pool, self.pool = self.pool, None
-                _release(pool, stop=False)
+                release_pool(pool, stop=False)
             else:
                 self.shutdown()
 
     def shutdown(self) -> None:
         pool, self.pool = self.pool, None
         if pool is not None:
-            _release(pool, stop=True)
+            release_pool(pool, stop=True)
 
 
-def _release(pool: concurrent.futures.ProcessPoolExecutor, stop: bool) -> None:
+def release_pool(pool: concurrent.futures.ProcessPoolExecutor, stop: bool) -> None:
     """Shut a pool down (``stop``: at once, see ``_stop``), then remove its workers'
     referee cgroups."""
     from arena.sandbox.cgroups import release_referees

@@ -57,7 +57,7 @@ class MatchPool:
             if self.pool is None:
                 self.pool = concurrent.futures.ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                    initializer=executor_module._worker_init, initargs=(os.getpid(),))
+                    initializer=executor_module.init_worker, initargs=(os.getpid(),))
             return self.pool.submit(executor_module.play_job, job)
 
     def shutdown(self, close: bool = False) -> None:
@@ -67,7 +67,7 @@ class MatchPool:
             self.closed = self.closed or close
             pool, self.pool = self.pool, None
         if pool is not None:
-            executor_module._stop(pool)
+            executor_module.release_pool(pool, stop=True)
 
 
 class LeagueService:

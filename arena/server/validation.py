@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from arena.league.executor import die_with_parent
+from arena.league.executor import cap_worker_memory, die_with_parent, release_pool
 from arena.league.season import SandboxSettings
 from arena.referee import check
 from arena.referee.match import Limits, MatchOutcome, Seat, run_match
@@ -149,6 +149,7 @@ def check_version(job: ValidationJob, bot: BotManifest) -> CheckOutcome:
 def _worker_init(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides what Ctrl-C does
     die_with_parent(parent)
+    cap_worker_memory()  # it referees the check's matches
 
 
 class Validator:
@@ -195,9 +196,5 @@ class Validator:
 
     def shutdown(self) -> None:
         pool, self.pool = self.pool, None
-        if pool is None:
-            return
-        for process in list(getattr(pool, "_processes", {}).values()):
-            if process.is_alive():
-                process.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        if pool is not None:
+            release_pool(pool, stop=True)
