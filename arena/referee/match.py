@@ -35,7 +35,7 @@ from arena.protocol.convert import (
 )
 from arena.referee.faults import DISQUALIFYING, Fault, FaultKind, default_action
 from arena.referee.launch import BotProcess, SeatLauncher
-from arena.referee.log import LOG_FORMAT, MatchLogWriter
+from arena.referee.log import LOG_FORMAT, TIMING, MatchLogWriter
 from arena.rules import events as ev
 from arena.rules.actions import UNO_CALL, Action, action_name
 from arena.rules.options import OFFICIAL, RuleOptions, missing_variants
@@ -469,6 +469,9 @@ class _MatchLoop:
                            for seat in range(spec.players)]
         self.request_id = 0
         self.decisions = 0
+        # The request sent for the current decision and the bot's answer (for the log).
+        self.asked: pb.DecisionRequest | None = None
+        self.answer: pb.Decision | None = None
         # Requests that timed out: a late answer to one is dropped, not struck twice.
         self.expired: list[set[int]] = [set() for _ in range(spec.players)]
 
@@ -586,6 +589,7 @@ class _MatchLoop:
             legal = match.legal_actions()
             source = "bot"
             latency = 0.0
+            self.asked = self.answer = None
             in_process = referee.in_process.get(seat)
             if in_process is not None:
                 action, source = in_process.decide(observation, legal), "in-process"
@@ -606,9 +610,15 @@ class _MatchLoop:
             match.apply(action)
             self.decisions += 1
             if self.log:
-                self.log.write({"type": "decision", "seat": seat, "request": self.request_id,
-                                "action": action, "name": action_name(action),
-                                "source": source, "latency_ms": round(latency * 1000, 3)})
+                record = {"type": "decision", "seat": seat, "request": self.request_id,
+                          "action": action, "name": action_name(action), "source": source}
+                if self.asked is None:
+                    self.log.write(record)
+                else:  # the seat's view as sent, and what the clock saw, on its own line
+                    self.log.decision(record, self.asked, self.answer)
+                    self.log.write({"type": TIMING, "seat": seat, "request": self.request_id,
+                                    "latency_ms": round(latency * 1000, 3),
+                                    "bank_ms": round(self.time_bank[seat] * 1000, 3)})
             self._sync_events()
             if on_progress is not None and isinstance(match.events[-1], ev.RoundEnded):
                 on_progress(match)
@@ -718,6 +728,7 @@ class _MatchLoop:
         if not await connection.send(message):
             self._fault(seat, FaultKind.DISCONNECTED, "the stream broke")
             return None, 0.0
+        self.asked = message.decision_request
         if self.log:
             self.log.flush()
         report = self.reports[seat]
@@ -754,6 +765,7 @@ class _MatchLoop:
             decision = reply.decision
             if self._is_late_answer(seat, reply):
                 continue
+            self.answer = decision
             if decision.request_id != request_id:
                 # An id from the future is an answer to nothing: say so, as when it arrives
                 # between requests (which of the two happens is down to timing).
