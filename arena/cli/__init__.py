@@ -11,12 +11,12 @@ from types import FrameType
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from arena.cli import check, new, play, replay, report, season
+    from arena.cli import check, inspect, new, play, replay, report, season, view
 
     parser = argparse.ArgumentParser(
         prog="arena", description="UNO Arena: bot matches under the official UNO rules.")
     commands = parser.add_subparsers(dest="command", required=True)
-    for group in (new, play, check, replay, season, report):
+    for group in (new, play, check, replay, inspect, view, season, report):
         group.register(commands)
     return parser
 

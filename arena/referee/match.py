@@ -359,25 +359,7 @@ async def run_match(
     if len(launchers) != spec.players:
         raise ValueError("one launcher per seat")
     referee = _Referee(spec)
-    # Named after its owner (pid and start time): a start-up sweep removes it if we die.
-    socket_dir = Path(tempfile.mkdtemp(prefix=f"arena-match-{owner_tag()}-"))
-    os.chmod(socket_dir, 0o755)
-    listen = address or f"unix:{socket_dir / 'referee.sock'}"
-    server = grpc.aio.server(options=[
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-        ("grpc.max_metadata_size", MAX_METADATA_BYTES),
-        ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),
-        # Connections that hold no stream are closed: they cost memory and serve nothing.
-        ("grpc.max_connection_idle_ms", int(spec.limits.hello_timeout * 1000)),
-        ("grpc.http2.bdp_probe", 0),  # keep flow-control windows at their small default
-        ("grpc.so_reuseport", 0),
-    ])
-    pb_grpc.add_RefereeServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        _Servicer(referee), server)
-    server.add_insecure_port(listen)
-    await server.start()
-    if os.path.exists(socket_dir / "referee.sock"):
-        os.chmod(socket_dir / "referee.sock", 0o777)  # bots may run under other uids
+    socket_dir, listen, server = await _serve(referee, address)
     processes: list[BotProcess] = []
     tokens = [secrets.token_hex(16) for _ in range(spec.players)]
     referee.tokens = {token: seat for seat, token in enumerate(tokens)}
@@ -415,37 +397,68 @@ async def run_match(
             log.abandon()
         raise
     finally:
-        try:
-            for connection in referee.connections.values():
-                connection.finished.set()
-            # Let well-behaved bots read the match end and hang up before they are killed
-            # (not when the match was cancelled or broke: nobody told them it ended).
-            closing = [asyncio.ensure_future(c.closed.wait())
-                       for c in referee.connections.values() if not c.closed.is_set()]
-            if closing and finished:
-                _, pending = await asyncio.wait(closing, timeout=1.0)
-                for waiter in pending:
-                    waiter.cancel()
-            for waiter in closing:
+        await _close(referee, server, processes, socket_dir, finished)
+
+
+async def _serve(referee: _Referee, address: str | None
+                 ) -> tuple[Path, str, grpc.aio.Server]:
+    """The match's gRPC server, started: its socket folder, address and server."""
+    # Named after its owner (pid and start time): a start-up sweep removes it if we die.
+    socket_dir = Path(tempfile.mkdtemp(prefix=f"arena-match-{owner_tag()}-"))
+    os.chmod(socket_dir, 0o755)
+    listen = address or f"unix:{socket_dir / 'referee.sock'}"
+    server = grpc.aio.server(options=[
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_metadata_size", MAX_METADATA_BYTES),
+        ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),
+        # Connections that hold no stream are closed: they cost memory and serve nothing.
+        ("grpc.max_connection_idle_ms", int(referee.spec.limits.hello_timeout * 1000)),
+        ("grpc.http2.bdp_probe", 0),  # keep flow-control windows at their small default
+        ("grpc.so_reuseport", 0),
+    ])
+    pb_grpc.add_RefereeServiceServicer_to_server(  # type: ignore[no-untyped-call]
+        _Servicer(referee), server)
+    server.add_insecure_port(listen)
+    await server.start()
+    if os.path.exists(socket_dir / "referee.sock"):
+        os.chmod(socket_dir / "referee.sock", 0o777)  # bots may run under other uids
+    return socket_dir, listen, server
+
+
+async def _close(referee: _Referee, server: grpc.aio.Server, processes: list[BotProcess],
+                 socket_dir: Path, finished: bool) -> None:
+    """End a match's (or a refeed's) bots, streams and server; remove its socket folder."""
+    try:
+        for connection in referee.connections.values():
+            connection.finished.set()
+        # Let well-behaved bots read the match end and hang up before they are killed
+        # (not when the match was cancelled or broke: nobody told them it ended).
+        closing = [asyncio.ensure_future(c.closed.wait())
+                   for c in referee.connections.values() if not c.closed.is_set()]
+        if closing and finished:
+            _, pending = await asyncio.wait(closing, timeout=1.0)
+            for waiter in pending:
                 waiter.cancel()
-            for process in processes:
-                process.kill()
-            # Streams of killed bots break now: let their handlers return before the server
-            # stops, rather than cancelling them mid-read (which grpc reports as an error).
-            closing = [asyncio.ensure_future(c.closed.wait())
-                       for c in referee.connections.values() if not c.closed.is_set()]
-            if closing:
-                _, pending = await asyncio.wait(closing, timeout=1.0)
-                for waiter in pending:
-                    waiter.cancel()
-            await asyncio.sleep(0)
-            await server.stop(grace=0.5)
-        finally:
-            # Also when cancelled during the clean-up above (a worker stopped just as its
-            # match ended): no bot, no socket folder outlives the match.
-            for process in processes:
-                process.kill()
-            shutil.rmtree(socket_dir, ignore_errors=True)
+        for waiter in closing:
+            waiter.cancel()
+        for process in processes:
+            process.kill()
+        # Streams of killed bots break now: let their handlers return before the server
+        # stops, rather than cancelling them mid-read (which grpc reports as an error).
+        closing = [asyncio.ensure_future(c.closed.wait())
+                   for c in referee.connections.values() if not c.closed.is_set()]
+        if closing:
+            _, pending = await asyncio.wait(closing, timeout=1.0)
+            for waiter in pending:
+                waiter.cancel()
+        await asyncio.sleep(0)
+        await server.stop(grace=0.5)
+    finally:
+        # Also when cancelled during the clean-up above (a worker stopped just as its
+        # match ended): no bot, no socket folder outlives the match.
+        for process in processes:
+            process.kill()
+        shutil.rmtree(socket_dir, ignore_errors=True)
 
 
 class _MatchLoop:

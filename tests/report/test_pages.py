@@ -25,6 +25,7 @@ from report_html import header_texts, num, parse, pct, polyline_points, table_ro
 from season_data import BOTS, SeasonRun, StoreView, copy_season, log_rounds, read_store
 
 from arena.league.store import SeasonStore, StoredResult
+from arena.report.matchpage import read_data_script
 from arena.report.render import render_site
 from arena.rules import events as ev
 from arena.rules.narration import describe
@@ -81,10 +82,11 @@ def wilson(wins: float, n: int) -> tuple[float, float]:
 
 
 def replay_data(page: Path) -> dict[str, Any]:
-    script = parse(page).find("script", id="replay-data")
-    assert script.attrs.get("type") == "application/json"
-    data: dict[str, Any] = json.loads(script.raw_text)
-    return data
+    """The replay's data: the file beside the page that the page loads (not inline)."""
+    scripts = [s.attrs.get("src") for s in parse(page).find_all("script")]
+    data_file = page.with_suffix(".js")
+    assert data_file.name in scripts, scripts
+    return read_data_script(data_file.read_text(encoding="utf-8"))
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -415,8 +417,11 @@ def test_match_pages(season: SeasonRun, view: StoreView) -> None:
         for row, result in zip(rows, stored, strict=True):
             assert row[0].text == str(result.seat)
             assert row[1].find("a").text == view.entrants[result.entrant_id]["name"]
-            assert [c.text for c in row[2:]] == [str(result.place), str(result.score),
-                                                  str(result.rounds_won), str(result.strikes)]
+            assert [c.text for c in row[2:6]] == [str(result.place), str(result.score),
+                                                   str(result.rounds_won), str(result.strikes)]
+            # ... and a link to the replay from that seat's view.
+            assert row[6].find("a").attrs["href"] == (
+                f"../replays/{match_id}.html#seat-{result.seat}")
         assert [r.place for r in stored] == result_record["places"]
         assert [r.score for r in stored] == result_record["scores"]
 
@@ -769,7 +774,10 @@ def test_every_link_resolves(season: SeasonRun) -> None:
                 if resolved not in rounds:
                     target_page = parse(resolved)
                     options = target_page.find_all("select", id="round-select")
+                    seats = target_page.find_all("select", id="seat-select")
                     rounds[resolved] = {f"round-{o.attrs['value']}" for select in options
                                         for o in select.find_all("option")} | {
+                        f"seat-{o.attrs['value']}" for select in seats
+                        for o in select.find_all("option") if o.attrs["value"] != "all"} | {
                         n.attrs["id"] for n in target_page.iter() if "id" in n.attrs}
                 assert fragment in rounds[resolved], (path, target)
