@@ -278,8 +278,12 @@ def test_navigate_and_step_through_a_replay(chromium: Chromium, site: str, seaso
             check_frame(page, frames[index], f"round {number}, ArrowLeft to step {index + 1}")
         page.keyboard.press("Home")
         check_frame(page, frames[0], "Home")
-        page.keyboard.press("ArrowLeft")  # at the start, it stays at the start
-        check_frame(page, frames[0], "ArrowLeft before the start")
+        page.keyboard.press("ArrowLeft")  # back over the round's start: the previous round
+        if number > 1:
+            previous = expected_frames(rounds[number - 2], names, rounds)
+            check_frame(page, previous[-1], "ArrowLeft before the round's start")
+            page.keyboard.press("ArrowRight")
+        check_frame(page, frames[0], "ArrowLeft then ArrowRight at the round's start")
         page.keyboard.press("End")
         check_frame(page, frames[-1], "End")
         page.locator("#first").click()
