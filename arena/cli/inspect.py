@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from arena.cli.common import (
 from arena.protocol import pb
 from arena.protocol.convert import ProtocolError, action_from_message
 from arena.referee.log import TIMING, decode_answer, decode_asked
-from arena.report.matchpage import LogError, read_whole_log, seat_names, seat_view
+from arena.report.matchpage import LogError, damaged, read_whole_log, seat_names, seat_view
 from arena.rules.actions import action_name
 from arena.rules.seeds import MatchSeed
 from arena.sandbox import SandboxError, make_launcher
@@ -41,7 +42,16 @@ class SeatLog:
 def load_seat(path: Path, seat: int) -> SeatLog:
     """LogError (one line) for a missing or damaged log or a seat it does not have."""
     records = read_whole_log(path)
-    names = seat_names(records)
+    try:
+        names = seat_names(records)
+        for record in records:  # every decision and fault names its seat (and the move)
+            if record.get("type") in ("decision", "fault") and not (
+                    isinstance(record["seat"], int) and 0 <= record["seat"] < len(names)):
+                raise ValueError(f"seat {record['seat']!r} on a {record['type']} line")
+            if record.get("type") == "decision":
+                int(record["action"])
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        raise LogError(damaged(path, error)) from None
     if not 0 <= seat < len(names):
         raise LogError(f"{path}: no seat {seat}; this match had seats 0 to {len(names) - 1} "
                        f"({', '.join(names)})")
@@ -56,41 +66,51 @@ def _inspect(args: argparse.Namespace) -> int:
     it took against the deadline, with the time bank left."""
     try:
         seat_log = load_seat(Path(args.log), args.seat)
+        lines = list(_inspection(seat_log))
     except LogError as error:
         print(f"arena inspect: {error}", file=sys.stderr)
         return 2
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        print(f"arena inspect: {damaged(Path(args.log), error)}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    return 0
+
+
+def _inspection(seat_log: SeatLog) -> Iterator[str]:
+    """The lines ``arena inspect`` prints (computed whole before any is printed, so that a
+    damaged log gives its one-line error and nothing else)."""
     names, seat = seat_log.names, seat_log.seat
     timings = {r.get("request"): r for r in seat_log.records
                if r.get("type") == TIMING and r.get("seat") == seat}
-    print(f"{seat_log.path}: seat {seat} ({names[seat]}), {len(seat_log.decisions)} decisions")
+    yield f"{seat_log.path}: seat {seat} ({names[seat]}), {len(seat_log.decisions)} decisions"
     number = 0
     for record in seat_log.records:
         kind = record.get("type")
         if kind == "fault" and record.get("seat") == seat:
             strike = (" (disqualified)" if record.get("disqualified")
                       else f" (strike {record.get('strikes')})")
-            print(f"  FAULT {record.get('kind')}: {record.get('reason')}{strike}")
+            yield f"  FAULT {record.get('kind')}: {record.get('reason')}{strike}"
         if kind != "decision" or record.get("seat") != seat:
             continue
         number += 1
         timing = timings.get(record.get("request")) if "asked" in record else None
         view = seat_view(record, timing)
-        print(f"decision {number}: " + _summary(view))
+        yield f"decision {number}: " + _summary(view)
         if "err" in view:
-            print(f"  the logged request is damaged: {view['err']}")
+            yield f"  the logged request is damaged: {view['err']}"
         elif "k" in view:
-            print(f"  hand: {' '.join(view['h'])}; top card {view['top']}; "
-                  f"hand sizes {' / '.join(map(str, view['sizes']))}")
-            print("  legal: " + "  ".join(f"[{i}] {name}" for i, name in enumerate(view["lg"])))
-            print(f"  answer: {view['ans']}")
+            yield (f"  hand: {' '.join(view['h'])}; top card {view['top']}; "
+                   f"hand sizes {' / '.join(map(str, view['sizes']))}")
+            yield "  legal: " + "  ".join(f"[{i}] {name}" for i, name in enumerate(view["lg"]))
+            yield f"  answer: {view['ans']}"
         elif view["src"] in ("bot", "default"):
-            print("  (this log does not keep the request: made before the seat's view "
-                  "was logged)")
+            yield ("  (this log does not keep the request: made before the seat's view "
+                   "was logged)")
         moved = {"bot": "the bot", "default": "DEFAULT (the referee, after a fault)",
                  "autopilot": "AUTOPILOT (the referee, after disqualification)",
                  "in-process": "a built-in policy"}.get(view["src"], view["src"])
-        print(f"  move: {view['a']}, made by {moved}" + _times(view))
-    return 0
+        yield f"  move: {view['a']}, made by {moved}" + _times(view)
 
 
 def _summary(view: dict[str, Any]) -> str:
@@ -186,8 +206,12 @@ def _refeed(args: argparse.Namespace) -> int:
             legal.append(action_from_message(message))
         except ProtocolError:
             legal.append(-1)
+    try:
+        view = seat_view(record, None)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+        print(f"arena refeed: {damaged(log, error)}", file=sys.stderr)
+        return 2
     result = asyncio.run(refeed(header, seat_log.names, args.seat, request, launcher, seed))
-    view = seat_view(record, None)
     print(f"{log}: seat {args.seat} ({seat_log.names[args.seat]}), decision {args.decision}: "
           f"{view.get('k', '?')} (request {request.request_id}), "
           f"{len(request.legal_actions)} legal option(s)")

@@ -401,6 +401,12 @@ def read_whole_log(log: Path) -> list[dict[str, Any]]:
     return records
 
 
+def damaged(log: Path, error: Exception) -> str:
+    """The one line for a log whose lines do not hold what a match log's lines hold."""
+    return (f"{log}: a damaged match log (a line lacks what it should hold: "
+            f"{type(error).__name__}: {error}); restore it from a backup")
+
+
 def seat_names(records: list[dict[str, Any]]) -> list[str]:
     players = int(records[0].get("players", 0))
     names = [f"seat {s}" for s in range(players)]
@@ -449,10 +455,13 @@ def render_logs(logs: Sequence[Path], out: Path, title: str = "local") -> list[P
             copy += 1
             match_id = f"{stem}-{copy}"
         taken.add(match_id)
-        names = seat_names(records)
-        model = read_model(records, names, bot_stderr(log, names))
-        result = next(r for r in records if r.get("type") == "result")
-        standing = local_standing(records, model, names)
+        try:
+            names = seat_names(records)
+            model = read_model(records, names, bot_stderr(log, names))
+            result = next(r for r in records if r.get("type") == "result")
+            standing = local_standing(records, model, names)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+            raise LogError(damaged(log, error)) from None
         context = {"season": season, "local": True, "facts": {"rules": header.get("rules", {})},
                    "log_problems": {}, "header": header,
                    "standing": standing, "summary": match_summary(records, model, result)}

@@ -102,6 +102,33 @@ def test_inspect_and_refeed_errors_are_one_line(faulty_log: Path, tmp_path: Path
         "refeed")
 
 
+def test_a_log_with_a_damaged_line_is_one_line_too(faulty_log: Path, tmp_path: Path
+                                                   ) -> None:
+    """Whole gzip and JSON, but a decision line without its seat, and one whose wire
+    request is not base64: one line each, never a traceback."""
+    records = list(read_log(faulty_log))
+    for damage in ("no seat", "bad wire"):
+        lines = []
+        for record in records:
+            if record["type"] == "decision" and record["seat"] == 1 and record["request"] == 1:
+                if damage == "no seat":
+                    record = {k: v for k, v in record.items() if k != "seat"}
+                else:
+                    record = {**record, "asked": "%%% not base64"}
+            lines.append(json.dumps(record))
+        log = tmp_path / f"{damage.replace(' ', '-')}.jsonl.gz"
+        log.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+        viewed = arena("view", str(log), "--out", str(tmp_path / "pages"), cwd=tmp_path)
+        inspected = arena("inspect", str(log), "--seat", "1", cwd=tmp_path)
+        if damage == "no seat":
+            assert "a damaged match log" in one_line_error(viewed, "view")
+            assert "a damaged match log" in one_line_error(inspected, "inspect")
+        else:  # the rest of the log is fine: the damaged request is said where it is
+            assert viewed.returncode == 0, viewed.stderr
+            assert inspected.returncode == 0, inspected.stderr
+            assert "the logged request is damaged: a damaged wire message" in inspected.stdout
+
+
 def test_refeed_of_a_fault_gives_the_bots_answer_beside_the_logged_one(
         faulty_log: Path, tmp_path: Path) -> None:
     """Re-fed the decision it answered illegally, the fault-free greedy answers legally:
