@@ -56,13 +56,13 @@ class _WireDecision:
 
     __slots__ = ("answer", "asked", "record")
 
-    def __init__(self, record: dict[str, Any], asked: pb.DecisionRequest,
+    def __init__(self, record: dict[str, Any], asked: bytes,
                  answer: pb.Decision | None) -> None:
         self.record, self.asked, self.answer = record, asked, answer
 
     def encoded(self) -> dict[str, Any]:
         encode = base64.b64encode
-        self.record["asked"] = encode(self.asked.SerializeToString()).decode()
+        self.record["asked"] = encode(self.asked).decode()
         self.record["answer"] = (None if self.answer is None
                                  else encode(self.answer.SerializeToString()).decode())
         return self.record
@@ -91,10 +91,11 @@ class MatchLogWriter:
     def event(self, event: Event) -> None:
         self._pending.append(event)
 
-    def decision(self, record: dict[str, Any], asked: pb.DecisionRequest,
+    def decision(self, record: dict[str, Any], asked: bytes,
                  answer: pb.Decision | None) -> None:
-        """A decision line with the request the bot received and its answer (kept as
-        messages here, serialized by ``flush``; neither may change after this call)."""
+        """A decision line with the request the bot received (the ``DecisionRequest``'s
+        bytes as sent) and its answer (serialized by ``flush``: it may not change after
+        this call)."""
         self._pending.append(_WireDecision(record, asked, answer))
 
     def flush(self) -> None:

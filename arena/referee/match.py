@@ -217,7 +217,8 @@ class _Connection:
         """Set when the bot's side of the stream has ended."""
         self.alive = True
 
-    async def send(self, message: pb.PlayResponse) -> bool:
+    async def send(self, message: pb.PlayResponse | bytes) -> bool:
+        """Send a message (or its serialized bytes); False when the stream is gone."""
         if not self.alive:
             return False
         try:
@@ -416,13 +417,38 @@ async def _serve(referee: _Referee, address: str | None
         ("grpc.http2.bdp_probe", 0),  # keep flow-control windows at their small default
         ("grpc.so_reuseport", 0),
     ])
-    pb_grpc.add_RefereeServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        _Servicer(referee), server)
+    # The generated registration, with a serializer that also passes bytes through: a
+    # decision request is serialized once, by the match loop, and the same bytes are sent
+    # and logged (the seat's view "exactly as on the wire").
+    handlers = {"Play": grpc.stream_stream_rpc_method_handler(
+        _Servicer(referee).Play, request_deserializer=pb.PlayRequest.FromString,
+        response_serializer=_serialize)}
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+        "uno_arena.v1.RefereeService", handlers),))
+    server.add_registered_method_handlers("uno_arena.v1.RefereeService", handlers)
     server.add_insecure_port(listen)
     await server.start()
     if os.path.exists(socket_dir / "referee.sock"):
         os.chmod(socket_dir / "referee.sock", 0o777)  # bots may run under other uids
     return socket_dir, listen, server
+
+
+def _serialize(message: pb.PlayResponse | bytes) -> bytes:
+    return message if type(message) is bytes else message.SerializeToString()  # type: ignore[union-attr]
+
+
+_REQUEST_TAG = b"\x1a"
+"""``PlayResponse.decision_request`` (field 3, length-delimited) on the wire."""
+
+
+def _length_prefix(size: int) -> bytes:
+    """A protobuf varint."""
+    out = bytearray()
+    while size > 0x7F:
+        out.append((size & 0x7F) | 0x80)
+        size >>= 7
+    out.append(size)
+    return bytes(out)
 
 
 async def _close(referee: _Referee, server: grpc.aio.Server, processes: list[BotProcess],
@@ -483,7 +509,8 @@ class _MatchLoop:
         self.request_id = 0
         self.decisions = 0
         # The request sent for the current decision and the bot's answer (for the log).
-        self.asked: pb.DecisionRequest | None = None
+        self.asked: bytes | None = None
+        """The serialized DecisionRequest, as sent."""
         self.answer: pb.Decision | None = None
         # Requests that timed out: a late answer to one is dropped, not struck twice.
         self.expired: list[set[int]] = [set() for _ in range(spec.players)]
@@ -732,16 +759,20 @@ class _MatchLoop:
         limits = self.spec.limits
         self.request_id += 1
         request_id = self.request_id
-        message = pb.PlayResponse(
-            events=self._wire_events(seat),
-            decision_request=decision_request(
-                request_id, observation, legal, int(limits.decision_deadline * 1000),
-                int(self.time_bank[seat] * 1000)))
+        request = decision_request(
+            request_id, observation, legal, int(limits.decision_deadline * 1000),
+            int(self.time_bank[seat] * 1000)).SerializeToString()
+        events = self._wire_events(seat)
+        # A PlayResponse's bytes are its events' bytes then its request's (protobuf writes
+        # fields in number order): built here, so the logged request is the one sent.
+        message = _REQUEST_TAG + _length_prefix(len(request)) + request
+        if events:
+            message = pb.PlayResponse(events=events).SerializeToString() + message
         sent = time.perf_counter()
         if not await connection.send(message):
             self._fault(seat, FaultKind.DISCONNECTED, "the stream broke")
             return None, 0.0
-        self.asked = message.decision_request
+        self.asked = request
         if self.log:
             self.log.flush()
         report = self.reports[seat]
