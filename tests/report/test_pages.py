@@ -542,16 +542,29 @@ def test_replay_pages_embed_the_logs_events(season: SeasonRun, view: StoreView) 
         steps = [s for r in data["rounds"] for s in r["steps"]]
         events = [r for r in records if r["type"] in ("event", "fault")]
         assert len(steps) == len(events)
+        # The decision line comes before its events, its timing line right after it.
         previous: dict[str, Any] | None = None
+        decision: dict[str, Any] | None = None
+        timed = 0
         index = 0
         for record in records:
-            if record["type"] in ("event", "fault"):
-                if record.get("event") == "Played" and previous and \
-                        previous["type"] == "decision" and previous["source"] == "bot":
-                    assert previous["seat"] == record["seat"]
-                    assert steps[index].get("l") == previous["latency_ms"], (match_id, index)
+            if record["type"] == "timing":
+                assert decision is not None and previous is decision
+                assert (record["seat"], record["request"]) == (decision["seat"],
+                                                                decision["request"])
+                decision = {**decision, "latency_ms": record["latency_ms"]}
+            elif record["type"] == "decision":
+                decision = record
+            elif record["type"] in ("event", "fault"):
+                if decision is not None and decision["source"] == "bot" and (
+                        record.get("event") == "Played"):
+                    assert decision["seat"] == record["seat"]
+                    assert steps[index].get("l") == decision["latency_ms"], (match_id, index)
+                    timed += 1
+                decision = None
                 index += 1
             previous = record
+        assert timed > 10, "most plays show their latency"
 
 
 def test_replay_data_rebuilds_each_rounds_final_hands(season: SeasonRun,
