@@ -60,12 +60,13 @@ class _WireDecision:
                  answer: pb.Decision | None) -> None:
         self.record, self.asked, self.answer = record, asked, answer
 
-    def encoded(self) -> dict[str, Any]:
+    def line(self) -> str:
+        # Base64 needs no JSON escaping: the wire fields are appended to the encoded line.
         encode = base64.b64encode
-        self.record["asked"] = encode(self.asked).decode()
-        self.record["answer"] = (None if self.answer is None
-                                 else encode(self.answer.SerializeToString()).decode())
-        return self.record
+        answer = ("null" if self.answer is None
+                  else f'"{encode(self.answer.SerializeToString()).decode()}"')
+        return (json.dumps(self.record, separators=(",", ":"))[:-1]
+                + f',"asked":"{encode(self.asked).decode()}","answer":{answer}}}\n')
 
 
 class MatchLogWriter:
@@ -81,7 +82,7 @@ class MatchLogWriter:
         # mtime=0 keeps the compressed bytes free of the clock.
         self._gzip = gzip.GzipFile(fileobj=self._raw, mode="wb", mtime=0)
         self._text = io.TextIOWrapper(self._gzip, encoding="utf-8", newline="\n")
-        self._pending: list[dict[str, Any] | Event | _WireDecision] = []
+        self._pending: list[dict[str, Any] | Event | _WireDecision | str] = []
 
     # Records are queued and encoded by flush(), which the referee calls once a request is
     # on its way: encoding then overlaps the bot's thinking instead of delaying the request.
@@ -98,12 +99,21 @@ class MatchLogWriter:
         this call)."""
         self._pending.append(_WireDecision(record, asked, answer))
 
+    def timing(self, seat: int, request: int, latency_ms: float, bank_ms: float) -> None:
+        """A timing line (formatted as ``json.dumps`` would, at a fraction of its cost)."""
+        self._pending.append(f'{{"type":"{TIMING}","seat":{seat},"request":{request},'
+                             f'"latency_ms":{latency_ms!r},"bank_ms":{bank_ms!r}}}\n')
+
     def flush(self) -> None:
         dumps, write = json.dumps, self._text.write
         for item in self._pending:
+            if type(item) is str:
+                write(item)
+                continue
             if type(item) is _WireDecision:
-                item = item.encoded()
-            elif not isinstance(item, dict):
+                write(item.line())
+                continue
+            if not isinstance(item, dict):
                 item = to_record(item)  # type: ignore[arg-type]
                 item["type"] = "event"
             write(dumps(item, separators=(",", ":")) + "\n")

@@ -35,7 +35,7 @@ from arena.protocol.convert import (
 )
 from arena.referee.faults import DISQUALIFYING, Fault, FaultKind, default_action
 from arena.referee.launch import BotProcess, SeatLauncher
-from arena.referee.log import LOG_FORMAT, TIMING, MatchLogWriter
+from arena.referee.log import LOG_FORMAT, MatchLogWriter
 from arena.rules import events as ev
 from arena.rules.actions import UNO_CALL, Action, action_name
 from arena.rules.options import OFFICIAL, RuleOptions, missing_variants
@@ -656,9 +656,8 @@ class _MatchLoop:
                     self.log.write(record)
                 else:  # the seat's view as sent, and what the clock saw, on its own line
                     self.log.decision(record, self.asked, self.answer)
-                    self.log.write({"type": TIMING, "seat": seat, "request": self.request_id,
-                                    "latency_ms": round(latency * 1000, 3),
-                                    "bank_ms": round(self.time_bank[seat] * 1000, 3)})
+                    self.log.timing(seat, self.request_id, round(latency * 1000, 3),
+                                    round(self.time_bank[seat] * 1000, 3))
             self._sync_events()
             if on_progress is not None and isinstance(match.events[-1], ev.RoundEnded):
                 on_progress(match)
