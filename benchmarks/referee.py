@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import base64
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -118,13 +119,16 @@ async def ping_pong(requests: list[pb.PlayResponse], clients: int = 1,
     pb_grpc.add_RefereeServiceServicer_to_server(Echo(), server)  # type: ignore[no-untyped-call]
     server.add_insecure_port(address)
     await server.start()
-    runs = [await asyncio.create_subprocess_exec(
-        sys.executable, "-c", client, address)
-        for _ in range(clients)]
-    await drive()
-    for run in runs:
-        await run.wait()
-    await server.stop(grace=None)
+    try:
+        runs = [await asyncio.create_subprocess_exec(
+            sys.executable, "-c", client, address)
+            for _ in range(clients)]
+        await drive()
+        for run in runs:
+            await run.wait()
+        await server.stop(grace=None)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return timings[0]
 
 
@@ -240,8 +244,15 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=3)
     args = parser.parse_args()
     logs = Path(tempfile.mkdtemp(prefix="arena-bench-logs-"))
+    try:
+        measure(args.matches, logs)
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
+
+
+def measure(matches: int, logs: Path) -> None:
     rows = []
-    for index in range(args.matches):
+    for index in range(matches):
         seed = 100 + index
         per_decision, per_match, decisions, requests = referee_match(seed, logs)
         transport = asyncio.run(ping_pong(requests))
