@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import signal
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +28,9 @@ from arena.report.matchpage import LogError, damaged, read_whole_log, seat_names
 from arena.rules.actions import action_name
 from arena.rules.seeds import MatchSeed
 from arena.sandbox import SandboxError, make_launcher
+
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+"""As a shell reports a command whose reader went away."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +78,13 @@ def _inspect(args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         print(f"arena inspect: {damaged(Path(args.log), error)}", file=sys.stderr)
         return 2
-    print("\n".join(lines))
+    try:
+        print("\n".join(lines), flush=True)
+    except BrokenPipeError:
+        # The reader went away (``| head``): quietly, as other tools do; stdout is pointed
+        # at /dev/null so that Python's own flush at exit fails no more.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     return 0
 
 

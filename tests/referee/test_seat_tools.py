@@ -73,6 +73,18 @@ def test_inspect_prints_the_seats_decisions(faulty_log: Path, tmp_path: Path) ->
     assert "made by the bot" in out
 
 
+def test_inspect_into_a_closed_pipe_is_quiet(faulty_log: Path, tmp_path: Path) -> None:
+    """``arena inspect LOG --seat 1 | head -1``: the reader goes away, nothing is said."""
+    process = subprocess.Popen([sys.executable, "-m", "arena.cli", "inspect", str(faulty_log),
+                                "--seat", "1"], cwd=tmp_path, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # long before the command has loaded: its first write breaks
+    error = process.stderr.read()
+    assert process.wait(timeout=60) == 141, error
+    assert error == ""
+
+
 def test_inspect_and_refeed_errors_are_one_line(faulty_log: Path, tmp_path: Path) -> None:
     missing = tmp_path / "nothing.jsonl.gz"
     assert "no such match log" in one_line_error(
