@@ -17,7 +17,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_browser import TIMEOUT_MS, Chromium, browser_of, chromium, watch  # noqa: F401
+from test_browser import (  # noqa: F401
+    TIMEOUT_MS,
+    Chromium,
+    axe_violations,
+    browser_of,
+    chromium,
+    watch,
+)
 
 from arena.protocol.convert import action_from_message
 from arena.referee.log import decode_asked, read_log
@@ -190,3 +197,16 @@ def test_without_javascript_a_plain_move_list(chromium: Chromium,  # noqa: F811
         assert page.locator("#replay").is_hidden()
     finally:
         context.close()
+
+
+def test_axe_finds_no_violations_in_the_seats_view(page: Any, faulty: dict[str, Any]) -> None:
+    """The match page with its fault links and time chart, and the replay at the fault with
+    the seat's view, the marks and the stderr open: no WCAG 2.2 AA violation."""
+    site = faulty["site"]
+    page.goto((site / "matches" / "m001.html").as_uri())
+    assert axe_violations(page) == []
+    anchor = faulty["data"]["marks"][0]["a"]
+    page.goto((site / "replays" / "m001.html").as_uri() + f"#seat-1-{anchor}")
+    page.locator("#stderr-box summary").click()
+    assert page.locator("#seat-view").is_visible()
+    assert axe_violations(page) == []
