@@ -210,3 +210,19 @@ def test_axe_finds_no_violations_in_the_seats_view(page: Any, faulty: dict[str, 
     page.locator("#stderr-box summary").click()
     assert page.locator("#seat-view").is_visible()
     assert axe_violations(page) == []
+
+
+def test_the_seats_view_fits_a_phone(chromium: Chromium,  # noqa: F811
+                                     faulty: dict[str, Any]) -> None:
+    context = browser_of(chromium).new_context(viewport={"width": 375, "height": 740})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        site = faulty["site"]
+        anchor = faulty["data"]["marks"][0]["a"]
+        for url in ((site / "matches" / "m001.html").as_uri(),
+                    (site / "replays" / "m001.html").as_uri() + f"#seat-1-{anchor}"):
+            page.goto(url)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 375, url
+    finally:
+        context.close()
