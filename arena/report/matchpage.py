@@ -23,7 +23,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from arena.protocol.convert import ProtocolError, action_from_message
+from arena.protocol.convert import ProtocolError, action_from_message, card_from_message
 from arena.referee.log import TIMING, decision_timing, decode_answer, decode_asked, read_log
 from arena.rules import events as ev
 from arena.rules.actions import action_name
@@ -113,8 +113,7 @@ def seat_view(record: dict[str, Any], timing: dict[str, Any] | None) -> dict[str
             legal.append("?")
     observation = asked.observation
     view.update({
-        "k": asked.DESCRIPTOR.fields_by_name["kind"].enum_type.values_by_number[
-            asked.kind].name.removeprefix("DECISION_KIND_").lower().replace("_", " "),
+        "k": _kind_words(asked),
         "h": [_card_name(card) for card in observation.hand],
         "top": _card_name(observation.top_card),
         "sizes": list(observation.hand_sizes),
@@ -125,9 +124,15 @@ def seat_view(record: dict[str, Any], timing: dict[str, Any] | None) -> dict[str
     return view
 
 
-def _card_name(card: Any) -> str:
-    from arena.protocol.convert import card_from_message
+def _kind_words(asked: Any) -> str:
+    """``play or draw`` for DECISION_KIND_PLAY_OR_DRAW (a number for an unknown kind)."""
+    kind = asked.DESCRIPTOR.fields_by_name["kind"].enum_type.values_by_number.get(asked.kind)
+    if kind is None:
+        return f"decision kind {asked.kind}"
+    return str(kind.name).removeprefix("DECISION_KIND_").lower().replace("_", " ")
 
+
+def _card_name(card: Any) -> str:
     try:
         return CARD_NAMES[card_from_message(card)]
     except (ProtocolError, IndexError, KeyError, ValueError):

@@ -195,9 +195,15 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
             problems[match.match_id] = LogProblem(match.match_id, "damaged", str(error),
                                                   str(log))
             continue
-        state[match.match_id] = key
         names = [data.bot(e).name for e in match.seats]
-        model = read_model(records, names, bot_stderr(log, names))
+        try:
+            model = read_model(records, names, bot_stderr(log, names))
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+            problems[match.match_id] = LogProblem(
+                match.match_id, "damaged", f"the log's lines do not hold what a match log's "
+                f"lines hold ({type(error).__name__}: {error})", str(log))
+            continue
+        state[match.match_id] = key
         write_match_pages(write, out, model, match.match_id, header=records[0],
                           standing=_standing(data, match),
                           summary={"rounds": match.rounds, "decisions": match.decisions,

@@ -9,6 +9,7 @@ then looked up in the parsed HTML row by row.
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import math
 import os
@@ -639,6 +640,27 @@ def test_a_changed_log_rerenders_only_its_match(season: SeasonRun, view: StoreVi
     assert (again.match_pages_rendered, again.match_pages_reused) == (1, len(view.done()) - 1)
     # Re-rendered, and with the same content (the log's events did not change).
     assert page.read_bytes() == (season.report / "matches" / f"{target}.html").read_bytes()
+
+
+def test_a_log_whose_lines_lack_their_fields_is_listed_not_fatal(
+        season: SeasonRun, view: StoreView, tmp_path: Path) -> None:
+    """An older store (no SHA-256 recorded) with a log that reads whole but whose decision
+    line lacks its seat: that match is listed as damaged, the rest is rendered."""
+    store = copy_season(season.folder, tmp_path / "season")
+    target = view.done()[0]["match_id"]
+    log = tmp_path / "season" / "logs" / f"{target}.jsonl.gz"
+    lines = gzip.decompress(log.read_bytes()).decode().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"type":"decision"' in line)
+    record = json.loads(lines[at])
+    del record["seat"]
+    lines[at] = json.dumps(record)
+    log.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE matches SET log_sha256 = NULL")
+    summary = render_site(store, tmp_path / "site")
+    assert [(p.match_id, p.kind) for p in summary.log_problems] == [(target, "damaged")]
+    assert "KeyError" in summary.log_problems[0].detail
+    assert summary.match_pages_rendered == len(view.done()) - 1
 
 
 def test_a_failed_match_is_shown_as_failed(season: SeasonRun, view: StoreView,
