@@ -11,7 +11,9 @@ In one run, measured side by side:
    clients that also do the bot's work (the SDK's conversions and the strategist's
    decision), which leaves the referee as the only difference;
 4. the ratio (target <= 1.3), seconds per match to 500, and the split of a decision's
-   time into transport, bot (policy + SDK conversions), and referee + engine.
+   time into transport, bot (policy + SDK conversions), and referee + engine, with the
+   match log's share (its lines re-written in a hot loop: each decision's line carries
+   the seat's view as on the wire, issue 22).
 
 Run: ``python -m benchmarks.referee [--matches N]``.
 """
@@ -20,13 +22,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import random
+import shutil
 import statistics
 import sys
 import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 
@@ -34,13 +39,15 @@ from arena.bots.policies import POLICIES
 from arena.bots.runner import deck_seed, play_match
 from arena.protocol import pb, pb_grpc
 from arena.protocol.convert import decision_request, event_messages
-from arena.referee.log import read_log
+from arena.referee.log import MatchLogWriter, decode_answer, read_log
 from arena.referee.match import Limits, MatchSpec, run_match
 from arena.rules import Match
+from arena.rules import events as ev
 from arena.sandbox import PlainLauncher, load_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ("strategist", "greedy")
+LOG_REPEATS = 7
 
 CLIENT = textwrap.dedent('''
     import asyncio, sys, grpc
@@ -112,13 +119,16 @@ async def ping_pong(requests: list[pb.PlayResponse], clients: int = 1,
     pb_grpc.add_RefereeServiceServicer_to_server(Echo(), server)  # type: ignore[no-untyped-call]
     server.add_insecure_port(address)
     await server.start()
-    runs = [await asyncio.create_subprocess_exec(
-        sys.executable, "-c", client, address)
-        for _ in range(clients)]
-    await drive()
-    for run in runs:
-        await run.wait()
-    await server.stop(grace=None)
+    try:
+        runs = [await asyncio.create_subprocess_exec(
+            sys.executable, "-c", client, address)
+            for _ in range(clients)]
+        await drive()
+        for run in runs:
+            await run.wait()
+        await server.stop(grace=None)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return timings[0]
 
 
@@ -170,13 +180,79 @@ def bot_side(requests: list[pb.PlayResponse]) -> float:
     return (time.perf_counter() - started) / len(requests)
 
 
+def _log_items(records: list[dict[str, Any]], seat_view: bool) -> list[tuple[str, Any]]:
+    """What the referee hands its log writer for these records; without ``seat_view``, as
+    before issue 22 (no request or answer on the decision line, its latency there, no
+    timing line)."""
+    items: list[tuple[str, Any]] = []
+    for record in records:
+        if record["type"] == "event":
+            items.append(("event", ev.from_record({k: v for k, v in record.items()
+                                                   if k != "type"})))
+        elif record["type"] == "decision" and "asked" in record:
+            plain = {k: v for k, v in record.items() if k not in ("asked", "answer")}
+            if seat_view:
+                items.append(("decision", (plain, base64.b64decode(record["asked"]),
+                                           decode_answer(record))))
+            else:
+                items.append(("line", {**plain, "latency_ms": 0.412}))
+        elif record["type"] == "timing":
+            if seat_view:
+                items.append(("timing", record))
+        else:
+            items.append(("line", record))
+    return items
+
+
+def _write_log(items: list[tuple[str, Any]], path: Path) -> float:
+    """Seconds to encode, compress and write ``items`` (not counting the file's closing)."""
+    writer = MatchLogWriter(path)
+    started = time.perf_counter()
+    for kind, item in items:
+        if kind == "event":
+            writer.event(item)
+        elif kind == "decision":
+            writer.decision(dict(item[0]), item[1], item[2])
+        elif kind == "timing":
+            writer.timing(item["seat"], item["request"], item["latency_ms"], item["bank_ms"])
+        else:
+            writer.write(dict(item))
+        if kind == "decision" or (kind == "line" and item["type"] == "decision"):
+            writer.flush()  # once per decision, as the referee flushes once per request
+    writer.flush()
+    elapsed = time.perf_counter() - started
+    writer.close()
+    return elapsed
+
+
+def log_side(log: Path, scratch: Path) -> tuple[float, float]:
+    """Seconds per decision the referee spends writing the match's log, in a hot loop:
+    as it is (the seat's view included) and as it was before issue 22; the fastest of a
+    few runs of each, alternated (the least disturbed by the machine)."""
+    records = list(read_log(log))
+    decisions = sum(1 for r in records if r["type"] == "decision")
+    variants = [_log_items(records, True), _log_items(records, False)]
+    best = [float("inf"), float("inf")]
+    for _ in range(LOG_REPEATS):
+        for index, items in enumerate(variants):
+            best[index] = min(best[index], _write_log(items, scratch / "log-side.jsonl.gz"))
+    return best[0] / decisions, best[1] / decisions
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matches", type=int, default=3)
     args = parser.parse_args()
     logs = Path(tempfile.mkdtemp(prefix="arena-bench-logs-"))
+    try:
+        measure(args.matches, logs)
+    finally:
+        shutil.rmtree(logs, ignore_errors=True)
+
+
+def measure(matches: int, logs: Path) -> None:
     rows = []
-    for index in range(args.matches):
+    for index in range(matches):
         seed = 100 + index
         per_decision, per_match, decisions, requests = referee_match(seed, logs)
         transport = asyncio.run(ping_pong(requests))
@@ -184,8 +260,9 @@ def main() -> None:
         working = asyncio.run(ping_pong(requests, clients=2, client=WORKING_CLIENT))
         engine, _ = in_process(seed)
         bot = bot_side(requests)
+        writing, unseen = log_side(logs / f"match-{seed}.jsonl.gz", logs)
         rows.append((per_decision, per_match, decisions, transport, engine, bot, alternating,
-                     working))
+                     working, writing, unseen))
         print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
               f"/decision, ping-pong {transport * 1e6:.0f} us (two clients "
               f"{alternating * 1e6:.0f} us), ratio {per_decision / transport:.2f}, "
@@ -217,6 +294,12 @@ def main() -> None:
           f"   ({bot * 1e6:.0f} us in a hot loop)")
     print(f"    referee (engine, conversion, asyncio, log) {(referee - working) * 1e6:6.0f} us"
           f"   (engine + policies alone in-process: {engine * 1e6:.0f} us)")
+    writing = statistics.median(r[8] for r in rows)
+    unseen = statistics.median(r[9] for r in rows)
+    print(f"      the match log, in a hot loop           {writing * 1e6:6.0f} us   (every line "
+          "encoded and compressed; written once the request is on its way)")
+    print(f"      the same log without the seat's view   {unseen * 1e6:6.0f} us   (before "
+          "issue 22: no wire request or answer, no timing line)")
 
 
 if __name__ == "__main__":

@@ -224,7 +224,7 @@ def contention(logs: Path, matches: int) -> None:
                              RuleOptions(target_score=100), Limits(5.0, 60.0), log)
             asyncio.run(run_match(spec, list(seats)))
             latencies[mode] += [r["latency_ms"] / 1e3 for r in read_log(log)
-                                if r["type"] == "decision" and r["seat"] == 1]
+                                if r["type"] == "timing" and r["seat"] == 1]
     running = statistics.median(latencies["run"])
     print(f"a spinner against a thinker ({THINK_SECONDS * 1e3:.0f} ms of CPU per decision), "
           f"both on core {core}, under bubblewrap, {matches} match(es) each:")

@@ -6,8 +6,6 @@ match page list the rules in force, and the replay viewer follows hands that mov
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +20,7 @@ from arena.league.season import load_season
 from arena.league.store import SeasonStore
 from arena.referee.log import read_log
 from arena.referee.replay import replay
+from arena.report.matchpage import read_data_script
 from arena.report.render import render_site
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,10 +117,9 @@ def test_the_site_lists_the_rules_in_force(played: Played) -> None:
 
 
 def replay_rounds(page: Path) -> list[dict[str, Any]]:
-    text = re.search(r'<script type="application/json" id="replay-data">(.*?)</script>',
-                     page.read_text(), re.S)
-    assert text
-    rounds: list[dict[str, Any]] = json.loads(text.group(1).replace("<\\/", "</"))["rounds"]
+    """The rounds of the replay data file the page loads (replays/<match>.js)."""
+    rounds: list[dict[str, Any]] = read_data_script(
+        page.with_suffix(".js").read_text(encoding="utf-8"))["rounds"]
     return rounds
 
 

@@ -11,12 +11,12 @@ from types import FrameType
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from arena.cli import check, new, play, replay, report, season, server, submit
+    from arena.cli import check, inspect, new, play, replay, report, season, server, submit, view
 
     parser = argparse.ArgumentParser(
         prog="arena", description="UNO Arena: bot matches under the official UNO rules.")
     commands = parser.add_subparsers(dest="command", required=True)
-    for group in (new, play, check, replay, season, report, server, submit):
+    for group in (new, play, check, replay, inspect, view, season, report, server, submit):
         group.register(commands)
     return parser
 

@@ -7,6 +7,7 @@ import asyncio
 import secrets
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -30,6 +31,7 @@ from arena.cli.common import (
     write_key_file,
 )
 from arena.referee.match import MatchSpec, Seat, run_match
+from arena.report.matchpage import LogError, render_logs
 from arena.rules.narration import describe_rules
 from arena.rules.seeds import KEY_BYTES, MatchSeed
 from arena.sandbox import SandboxError, make_launcher, sandbox_record
@@ -116,6 +118,7 @@ def _play(args: argparse.Namespace) -> int:
                       "knows the seed knows every hand); leave it out for a secret key[/yellow]")
     stats = [{"wins": 0.0, "points": 0, "faults": 0, "dq": 0} for _ in bots]
     decisions = 0
+    played: list[Path] = []
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as progress:
@@ -138,6 +141,7 @@ def _play(args: argparse.Namespace) -> int:
             spec = MatchSpec(match_id, chance, n, options, clock_limits(args),
                              logs / f"{match_id}.jsonl.gz", sandbox=sandbox_record(seats))
             outcome = asyncio.run(run_match(spec, seats, address=args.listen))
+            played.append(logs / f"{match_id}.jsonl.gz")
             decisions += outcome.decisions
             winners = outcome.places.count(1)
             for seat, b in enumerate(order):
@@ -163,6 +167,15 @@ def _play(args: argparse.Namespace) -> int:
     console.print(table)
     console.print(f"{decisions:,} decisions in {elapsed:.1f} s "
                   f"({decisions / elapsed:,.0f} decisions/s); logs in {logs}/")
+    # The match pages, as a season's site has them (each seat's view, faults, time use).
+    html = logs / "html"
+    try:
+        render_logs(played, html, title="arena play")
+    except (LogError, OSError) as error:
+        print(f"arena play: the match pages were not written: {error}", file=sys.stderr)
+        return 1
+    console.print(f"match pages: {html / 'index.html'} (or `arena view LOG` for one log)",
+                  soft_wrap=True)
     return 0
 
 

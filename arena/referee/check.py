@@ -31,7 +31,7 @@ from typing import Any
 from arena.bots.policies import GreedyPolicy
 from arena.bots.runner import deck_seed
 from arena.referee.launch import BotProcess, SeatLauncher
-from arena.referee.log import read_log
+from arena.referee.log import TIMING, read_log
 from arena.referee.match import InProcessSeat, Limits, MatchOutcome, MatchSpec, Seat
 from arena.rules.actions import (
     ACCEPT,
@@ -409,9 +409,13 @@ def habits(logs: Sequence[tuple[Path, int]]) -> Habits:
                     found.uno_missed += 1
             elif kind == "decision" and record["seat"] == seat and record["source"] == "bot":
                 assert found.latencies_ms is not None
-                found.latencies_ms.append(float(record["latency_ms"]))
+                if "latency_ms" in record:  # a log from before the timing lines
+                    found.latencies_ms.append(float(record["latency_ms"]))
                 found.challenged += record["action"] == CHALLENGE
                 found.accepted += record["action"] == ACCEPT
+            elif kind == TIMING and record["seat"] == seat:
+                assert found.latencies_ms is not None
+                found.latencies_ms.append(float(record["latency_ms"]))
     return found
 
 

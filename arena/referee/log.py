@@ -2,14 +2,37 @@
 
 Line kinds (field ``type``): ``header`` (match id, where its deals come from — the season
 key's commitment and the match's label, or a public seed —, players, rule options, limits,
-protocol version), ``event`` (an engine event, every card shown), ``decision`` (seat,
-request id, action, where it came from, latency), ``fault`` (a strike or disqualification
-with its reason) and ``result``. Game content is a pure function of the match key (or seed)
-and the decisions; only latencies and wall-clock fields differ between runs.
+protocol version), ``seats``, ``event`` (an engine event, every card shown), ``decision``,
+``timing``, ``fault`` (a strike or disqualification with its reason), ``penalty``,
+``late_answer`` and ``result``.
+
+A ``decision`` line says who decided (``seat``), the ``action`` applied (and its ``name``)
+and who made the move (``source``): ``bot`` (its own answer), ``default`` (the referee's
+§20 default after a fault), ``autopilot`` (the referee plays for a disqualified seat) or
+``in-process`` (a built-in policy, ``arena check``). When a request went to the bot, the
+line keeps the seat's view exactly as on the wire: ``asked`` is the ``DecisionRequest``
+the bot received (its observation, legal actions, deadline and time bank), as the base64
+of its protobuf bytes, and ``answer`` the ``Decision`` the bot sent (base64 too; null when
+none came). The events sent with a request are the log's ``event`` lines as the seat sees
+them (``arena.rules.events.seen_by``) and its ``fault`` lines. ``decode_asked`` and
+``decode_answer`` read them back.
+
+Timings live on lines of their own: each bot decision is followed by a ``timing`` line
+(``seat``, ``request``, ``latency_ms`` from the request's sending to the answer's arrival,
+``bank_ms`` the seat's time bank left after it). Logs before this format kept
+``latency_ms`` on the decision line (``decision_timing`` reads both).
+
+**Determinism.** Every line but the ``timing`` lines is a pure function of the match key
+(or seed) and the bots' answers: the same key and the same answers give the same lines,
+byte for byte (``game_lines``). One wire field carries time: the ``time_bank_ms`` of a
+request, which shrinks only when the bot answered past its deadline before; so the
+guarantee holds for bots that answer within the deadline (as a timeout, a late answer
+changes what happens anyway).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
 import io
@@ -19,9 +42,31 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from arena.protocol import pb
 from arena.rules.events import Event, to_record
 
 LOG_FORMAT = 1
+
+TIMING = "timing"
+"""The kind of line that carries what the clock measured (outside the determinism)."""
+
+
+class _WireDecision:
+    """A decision line whose wire messages are encoded at flush, off the hot path."""
+
+    __slots__ = ("answer", "asked", "record")
+
+    def __init__(self, record: dict[str, Any], asked: bytes,
+                 answer: pb.Decision | None) -> None:
+        self.record, self.asked, self.answer = record, asked, answer
+
+    def line(self) -> str:
+        # Base64 needs no JSON escaping: the wire fields are appended to the encoded line.
+        encode = base64.b64encode
+        answer = ("null" if self.answer is None
+                  else f'"{encode(self.answer.SerializeToString()).decode()}"')
+        return (json.dumps(self.record, separators=(",", ":"))[:-1]
+                + f',"asked":"{encode(self.asked).decode()}","answer":{answer}}}\n')
 
 
 class MatchLogWriter:
@@ -37,7 +82,7 @@ class MatchLogWriter:
         # mtime=0 keeps the compressed bytes free of the clock.
         self._gzip = gzip.GzipFile(fileobj=self._raw, mode="wb", mtime=0)
         self._text = io.TextIOWrapper(self._gzip, encoding="utf-8", newline="\n")
-        self._pending: list[dict[str, Any] | Event] = []
+        self._pending: list[dict[str, Any] | Event | _WireDecision | str] = []
 
     # Records are queued and encoded by flush(), which the referee calls once a request is
     # on its way: encoding then overlaps the bot's thinking instead of delaying the request.
@@ -47,11 +92,29 @@ class MatchLogWriter:
     def event(self, event: Event) -> None:
         self._pending.append(event)
 
+    def decision(self, record: dict[str, Any], asked: bytes,
+                 answer: pb.Decision | None) -> None:
+        """A decision line with the request the bot received (the ``DecisionRequest``'s
+        bytes as sent) and its answer (serialized by ``flush``: it may not change after
+        this call)."""
+        self._pending.append(_WireDecision(record, asked, answer))
+
+    def timing(self, seat: int, request: int, latency_ms: float, bank_ms: float) -> None:
+        """A timing line (formatted as ``json.dumps`` would, at a fraction of its cost)."""
+        self._pending.append(f'{{"type":"{TIMING}","seat":{seat},"request":{request},'
+                             f'"latency_ms":{latency_ms!r},"bank_ms":{bank_ms!r}}}\n')
+
     def flush(self) -> None:
         dumps, write = json.dumps, self._text.write
         for item in self._pending:
+            if type(item) is str:
+                write(item)
+                continue
+            if type(item) is _WireDecision:
+                write(item.line())
+                continue
             if not isinstance(item, dict):
-                item = to_record(item)
+                item = to_record(item)  # type: ignore[arg-type]
                 item["type"] = "event"
             write(dumps(item, separators=(",", ":")) + "\n")
         self._pending.clear()
@@ -77,3 +140,46 @@ def read_log(path: Path) -> Iterator[dict[str, Any]]:
     with gzip.open(path, "rt", encoding="utf-8") as lines:
         for line in lines:
             yield json.loads(line)
+
+
+def game_lines(path: Path) -> bytes:
+    """The log's lines without its ``timing`` lines, as bytes: what the same key and the
+    same answers reproduce exactly (see the module's docstring)."""
+    with gzip.open(path, "rb") as lines:
+        return b"".join(line for line in lines if not line.startswith(b'{"type":"timing"'))
+
+
+def decode_asked(record: dict[str, Any]) -> pb.DecisionRequest | None:
+    """The request a decision line says its seat received; None when none was sent (or
+    the log predates the seat's view). ValueError when the field is damaged."""
+    text = record.get("asked")
+    if text is None:
+        return None
+    request = pb.DecisionRequest()
+    _decode(request, text)
+    return request
+
+
+def decode_answer(record: dict[str, Any]) -> pb.Decision | None:
+    text = record.get("answer")
+    if text is None:
+        return None
+    answer = pb.Decision()
+    _decode(answer, text)
+    return answer
+
+
+def _decode(message: Any, text: object) -> None:
+    try:
+        message.ParseFromString(base64.b64decode(str(text), validate=True))
+    except Exception as error:  # binascii.Error, protobuf's DecodeError
+        raise ValueError(f"a damaged wire message ({error})") from None
+
+
+def decision_timing(record: dict[str, Any]) -> tuple[float | None, float | None]:
+    """``(latency_ms, bank_ms)`` of a ``timing`` line, or of an older log's decision line
+    (latency only); None for what is not known."""
+    latency = record.get("latency_ms")
+    bank = record.get("bank_ms")
+    return (None if latency is None else float(latency),
+            None if bank is None else float(bank))

@@ -217,7 +217,8 @@ class _Connection:
         """Set when the bot's side of the stream has ended."""
         self.alive = True
 
-    async def send(self, message: pb.PlayResponse) -> bool:
+    async def send(self, message: pb.PlayResponse | bytes) -> bool:
+        """Send a message (or its serialized bytes); False when the stream is gone."""
         if not self.alive:
             return False
         try:
@@ -359,25 +360,7 @@ async def run_match(
     if len(launchers) != spec.players:
         raise ValueError("one launcher per seat")
     referee = _Referee(spec)
-    # Named after its owner (pid and start time): a start-up sweep removes it if we die.
-    socket_dir = Path(tempfile.mkdtemp(prefix=f"arena-match-{owner_tag()}-"))
-    os.chmod(socket_dir, 0o755)
-    listen = address or f"unix:{socket_dir / 'referee.sock'}"
-    server = grpc.aio.server(options=[
-        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-        ("grpc.max_metadata_size", MAX_METADATA_BYTES),
-        ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),
-        # Connections that hold no stream are closed: they cost memory and serve nothing.
-        ("grpc.max_connection_idle_ms", int(spec.limits.hello_timeout * 1000)),
-        ("grpc.http2.bdp_probe", 0),  # keep flow-control windows at their small default
-        ("grpc.so_reuseport", 0),
-    ])
-    pb_grpc.add_RefereeServiceServicer_to_server(  # type: ignore[no-untyped-call]
-        _Servicer(referee), server)
-    server.add_insecure_port(listen)
-    await server.start()
-    if os.path.exists(socket_dir / "referee.sock"):
-        os.chmod(socket_dir / "referee.sock", 0o777)  # bots may run under other uids
+    socket_dir, listen, server = await _serve(referee, address)
     processes: list[BotProcess] = []
     tokens = [secrets.token_hex(16) for _ in range(spec.players)]
     referee.tokens = {token: seat for seat, token in enumerate(tokens)}
@@ -415,37 +398,93 @@ async def run_match(
             log.abandon()
         raise
     finally:
-        try:
-            for connection in referee.connections.values():
-                connection.finished.set()
-            # Let well-behaved bots read the match end and hang up before they are killed
-            # (not when the match was cancelled or broke: nobody told them it ended).
-            closing = [asyncio.ensure_future(c.closed.wait())
-                       for c in referee.connections.values() if not c.closed.is_set()]
-            if closing and finished:
-                _, pending = await asyncio.wait(closing, timeout=1.0)
-                for waiter in pending:
-                    waiter.cancel()
-            for waiter in closing:
+        await _close(referee, server, processes, socket_dir, finished)
+
+
+async def _serve(referee: _Referee, address: str | None
+                 ) -> tuple[Path, str, grpc.aio.Server]:
+    """The match's gRPC server, started: its socket folder, address and server."""
+    # Named after its owner (pid and start time): a start-up sweep removes it if we die.
+    socket_dir = Path(tempfile.mkdtemp(prefix=f"arena-match-{owner_tag()}-"))
+    os.chmod(socket_dir, 0o755)
+    listen = address or f"unix:{socket_dir / 'referee.sock'}"
+    server = grpc.aio.server(options=[
+        ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+        ("grpc.max_metadata_size", MAX_METADATA_BYTES),
+        ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),
+        # Connections that hold no stream are closed: they cost memory and serve nothing.
+        ("grpc.max_connection_idle_ms", int(referee.spec.limits.hello_timeout * 1000)),
+        ("grpc.http2.bdp_probe", 0),  # keep flow-control windows at their small default
+        ("grpc.so_reuseport", 0),
+    ])
+    # The generated registration, with a serializer that also passes bytes through: a
+    # decision request is serialized once, by the match loop, and the same bytes are sent
+    # and logged (the seat's view "exactly as on the wire").
+    handlers = {"Play": grpc.stream_stream_rpc_method_handler(
+        _Servicer(referee).Play, request_deserializer=pb.PlayRequest.FromString,
+        response_serializer=_serialize)}
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+        "uno_arena.v1.RefereeService", handlers),))
+    server.add_registered_method_handlers("uno_arena.v1.RefereeService", handlers)
+    server.add_insecure_port(listen)
+    await server.start()
+    if os.path.exists(socket_dir / "referee.sock"):
+        os.chmod(socket_dir / "referee.sock", 0o777)  # bots may run under other uids
+    return socket_dir, listen, server
+
+
+def _serialize(message: pb.PlayResponse | bytes) -> bytes:
+    return message if type(message) is bytes else message.SerializeToString()  # type: ignore[union-attr]
+
+
+_REQUEST_TAG = b"\x1a"
+"""``PlayResponse.decision_request`` (field 3, length-delimited) on the wire."""
+
+
+def _length_prefix(size: int) -> bytes:
+    """A protobuf varint."""
+    out = bytearray()
+    while size > 0x7F:
+        out.append((size & 0x7F) | 0x80)
+        size >>= 7
+    out.append(size)
+    return bytes(out)
+
+
+async def _close(referee: _Referee, server: grpc.aio.Server, processes: list[BotProcess],
+                 socket_dir: Path, finished: bool) -> None:
+    """End a match's (or a refeed's) bots, streams and server; remove its socket folder."""
+    try:
+        for connection in referee.connections.values():
+            connection.finished.set()
+        # Let well-behaved bots read the match end and hang up before they are killed
+        # (not when the match was cancelled or broke: nobody told them it ended).
+        closing = [asyncio.ensure_future(c.closed.wait())
+                   for c in referee.connections.values() if not c.closed.is_set()]
+        if closing and finished:
+            _, pending = await asyncio.wait(closing, timeout=1.0)
+            for waiter in pending:
                 waiter.cancel()
-            for process in processes:
-                process.kill()
-            # Streams of killed bots break now: let their handlers return before the server
-            # stops, rather than cancelling them mid-read (which grpc reports as an error).
-            closing = [asyncio.ensure_future(c.closed.wait())
-                       for c in referee.connections.values() if not c.closed.is_set()]
-            if closing:
-                _, pending = await asyncio.wait(closing, timeout=1.0)
-                for waiter in pending:
-                    waiter.cancel()
-            await asyncio.sleep(0)
-            await server.stop(grace=0.5)
-        finally:
-            # Also when cancelled during the clean-up above (a worker stopped just as its
-            # match ended): no bot, no socket folder outlives the match.
-            for process in processes:
-                process.kill()
-            shutil.rmtree(socket_dir, ignore_errors=True)
+        for waiter in closing:
+            waiter.cancel()
+        for process in processes:
+            process.kill()
+        # Streams of killed bots break now: let their handlers return before the server
+        # stops, rather than cancelling them mid-read (which grpc reports as an error).
+        closing = [asyncio.ensure_future(c.closed.wait())
+                   for c in referee.connections.values() if not c.closed.is_set()]
+        if closing:
+            _, pending = await asyncio.wait(closing, timeout=1.0)
+            for waiter in pending:
+                waiter.cancel()
+        await asyncio.sleep(0)
+        await server.stop(grace=0.5)
+    finally:
+        # Also when cancelled during the clean-up above (a worker stopped just as its
+        # match ended): no bot, no socket folder outlives the match.
+        for process in processes:
+            process.kill()
+        shutil.rmtree(socket_dir, ignore_errors=True)
 
 
 class _MatchLoop:
@@ -469,6 +508,10 @@ class _MatchLoop:
                            for seat in range(spec.players)]
         self.request_id = 0
         self.decisions = 0
+        # The request sent for the current decision and the bot's answer (for the log).
+        self.asked: bytes | None = None
+        """The serialized DecisionRequest, as sent."""
+        self.answer: pb.Decision | None = None
         # Requests that timed out: a late answer to one is dropped, not struck twice.
         self.expired: list[set[int]] = [set() for _ in range(spec.players)]
 
@@ -586,6 +629,7 @@ class _MatchLoop:
             legal = match.legal_actions()
             source = "bot"
             latency = 0.0
+            self.asked = self.answer = None
             in_process = referee.in_process.get(seat)
             if in_process is not None:
                 action, source = in_process.decide(observation, legal), "in-process"
@@ -606,9 +650,14 @@ class _MatchLoop:
             match.apply(action)
             self.decisions += 1
             if self.log:
-                self.log.write({"type": "decision", "seat": seat, "request": self.request_id,
-                                "action": action, "name": action_name(action),
-                                "source": source, "latency_ms": round(latency * 1000, 3)})
+                record = {"type": "decision", "seat": seat, "request": self.request_id,
+                          "action": action, "name": action_name(action), "source": source}
+                if self.asked is None:
+                    self.log.write(record)
+                else:  # the seat's view as sent, and what the clock saw, on its own line
+                    self.log.decision(record, self.asked, self.answer)
+                    self.log.timing(seat, self.request_id, round(latency * 1000, 3),
+                                    round(self.time_bank[seat] * 1000, 3))
             self._sync_events()
             if on_progress is not None and isinstance(match.events[-1], ev.RoundEnded):
                 on_progress(match)
@@ -709,15 +758,20 @@ class _MatchLoop:
         limits = self.spec.limits
         self.request_id += 1
         request_id = self.request_id
-        message = pb.PlayResponse(
-            events=self._wire_events(seat),
-            decision_request=decision_request(
-                request_id, observation, legal, int(limits.decision_deadline * 1000),
-                int(self.time_bank[seat] * 1000)))
+        request = decision_request(
+            request_id, observation, legal, int(limits.decision_deadline * 1000),
+            int(self.time_bank[seat] * 1000)).SerializeToString()
+        events = self._wire_events(seat)
+        # A PlayResponse's bytes are its events' bytes then its request's (protobuf writes
+        # fields in number order): built here, so the logged request is the one sent.
+        message = _REQUEST_TAG + _length_prefix(len(request)) + request
+        if events:
+            message = pb.PlayResponse(events=events).SerializeToString() + message
         sent = time.perf_counter()
         if not await connection.send(message):
             self._fault(seat, FaultKind.DISCONNECTED, "the stream broke")
             return None, 0.0
+        self.asked = request
         if self.log:
             self.log.flush()
         report = self.reports[seat]
@@ -754,6 +808,7 @@ class _MatchLoop:
             decision = reply.decision
             if self._is_late_answer(seat, reply):
                 continue
+            self.answer = decision
             if decision.request_id != request_id:
                 # An id from the future is an answer to nothing: say so, as when it arrives
                 # between requests (which of the two happens is down to timing).

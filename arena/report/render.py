@@ -31,9 +31,9 @@ from markupsafe import Markup
 
 from arena.report.charts import rating_chart, season_chart
 from arena.report.data import Bot, MatchRow, SeasonData, load_season_data, read_match_log
-from arena.rules import events as ev
+from arena.report.matchpage import bot_stderr, read_model, write_match_pages
 from arena.rules.cards import CARD_COLOUR, CARD_NAMES
-from arena.rules.narration import card_words, describe, describe_rules, variant_lines
+from arena.rules.narration import card_words, describe_rules, variant_lines
 
 COLOUR_NAMES = ("red", "yellow", "green", "blue", "wild")
 ASSETS = ("style.css", "replay.js", "tables.js")
@@ -78,7 +78,7 @@ def _templates_version() -> str:
             if item.is_file():
                 digest.update(item.name.encode() + item.read_bytes())
     here = Path(__file__).parent
-    for module in ("render.py", "data.py", "charts.py"):
+    for module in ("render.py", "data.py", "charts.py", "matchpage.py"):
         digest.update((here / module).read_bytes())
     digest.update((here.parent / "rules" / "narration.py").read_bytes())
     return digest.hexdigest()[:16]
@@ -195,15 +195,20 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
             problems[match.match_id] = LogProblem(match.match_id, "damaged", str(error),
                                                   str(log))
             continue
-        state[match.match_id] = key
         names = [data.bot(e).name for e in match.seats]
-        rounds = _rounds(records)
-        write(f"matches/{match.match_id}.html", "match.html", 1, page="match", match=match,
-              names=names, rounds=rounds, faults=[r for r in records if r["type"] == "fault"],
-              header=records[0])
-        write(f"replays/{match.match_id}.html", "replay.html", 1, page="replay", match=match,
-              names=names, rounds=rounds,
-              replay_json=Markup(_replay_json(records, names)))
+        try:
+            model = read_model(records, names, bot_stderr(log, names))
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+            problems[match.match_id] = LogProblem(
+                match.match_id, "damaged", f"the log's lines do not hold what a match log's "
+                f"lines hold ({type(error).__name__}: {error})", str(log))
+            continue
+        state[match.match_id] = key
+        write_match_pages(write, out, model, match.match_id, header=records[0],
+                          standing=_standing(data, match),
+                          summary={"rounds": match.rounds, "decisions": match.decisions,
+                                   "seconds": match.seconds, "chance": match.chance,
+                                   "round_limit_reached": match.round_limit_reached})
         shutil.copyfile(log, out / "logs" / f"{match.match_id}.jsonl.gz")
         rendered += 1
     for match in played:
@@ -214,6 +219,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
               match=match, problem=problem)
         state[match.match_id] = f"{version}:problem:{problem.kind}"
         for stale in (out / "replays" / f"{match.match_id}.html",
+                      out / "replays" / f"{match.match_id}.js",
                       out / "logs" / f"{match.match_id}.jsonl.gz"):
             stale.unlink(missing_ok=True)
     chart_range = _chart_range(data)
@@ -398,69 +404,16 @@ def _faults(data: SeasonData, bot: Bot) -> list[dict[str, Any]]:
             for r in bot.results for f in r.faults]
 
 
-def _rounds(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rounds = []
-    dealer = -1
-    for record in records:
-        if record["type"] != "event":
-            continue
-        if record["event"] == "RoundStarted":
-            dealer = record["dealer"]
-        elif record["event"] == "RoundEnded":
-            rounds.append({"number": record["round"], "dealer": dealer,
-                           "winner": record["winner"], "points": record["points"],
-                           "scores": record["scores"], "stalled": record["stalled"],
-                           "left": [len(h) for h in record["hands"]]})
-    return rounds
-
-
-def _replay_json(records: list[dict[str, Any]], names: list[str]) -> str:
-    """The replay's data: each round's events, compact, with text and decision latency."""
-    rounds: list[dict[str, Any]] = []
-    prelude: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
-    latency: float | None = None
-    for record in records:
-        kind = record["type"]
-        if kind == "decision":
-            latency = record.get("latency_ms") if record.get("source") == "bot" else None
-            continue
-        if kind == "fault":
-            step = {"e": "Fault", "s": record["seat"],
-                    "t": f"{names[record['seat']]}: {record['reason']}"}
-            (current["steps"] if current else prelude).append(step)
-            continue
-        if kind != "event":
-            continue
-        fields = {k: v for k, v in record.items() if k != "type"}
-        event = ev.from_record(fields)
-        step = {"e": record["event"], "t": describe(event, names)}
-        for key, short in (("seat", "s"), ("card", "c"), ("cards", "cs"), ("colour", "k"),
-                           ("direction", "d"), ("dealer", "s"), ("challenger", "s"),
-                           ("scores", "sc"), ("other", "o"), ("other_cards", "ocs")):
-            if key in fields:
-                step[short] = fields[key]
-        if record["event"] == "HandsPassed":  # §23: every hand moves
-            step["hs"] = fields["hands"]
-        if latency is not None and "s" in step:
-            step["l"] = latency
-            latency = None
-        if record["event"] == "RoundStarted":
-            current = {"number": record["round"], "dealer": record["dealer"],
-                       "steps": [*prelude, step]}
-            prelude = []
-            rounds.append(current)
-        elif current is not None:
-            current["steps"].append(step)
-        else:
-            prelude.append(step)
-    if prelude and rounds:
-        rounds[-1]["steps"].extend(prelude)  # the match result after the last round
-    data: dict[str, Any] = {"players": names, "rounds": rounds}
-    if records and records[0].get("rules", {}).get("draw_ten"):
-        data["deck"] = 112  # §28
-    text = json.dumps(data, separators=(",", ":"))
-    return text.replace("</", "<\\/")  # safe inside a <script> element
+def _standing(data: SeasonData, match: MatchRow) -> list[dict[str, Any]]:
+    """The match page's final standing, each bot linked to its page."""
+    rows = []
+    for result in match.results:
+        bot = data.bot(result.entrant_id)
+        rows.append({"seat": result.seat, "name": bot.name, "version": bot.version,
+                     "href": f"../bots/{bot.slug}.html", "place": result.place,
+                     "score": result.score, "rounds_won": result.rounds_won,
+                     "strikes": result.strikes, "disqualified": result.disqualified})
+    return rows
 
 
 def render_match_ids(out: Path) -> list[str]:

@@ -53,6 +53,7 @@ from arena.report import render
 from arena.report.charts import rating_chart
 from arena.report.data import Bot as ReportBot
 from arena.report.data import MatchRow, read_match_log
+from arena.report.matchpage import MatchModel, data_script, read_model, time_chart
 from arena.rules.seeds import key_commitment
 from arena.server import ladder
 from arena.server.config import League
@@ -308,22 +309,46 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                        match.finished_at, match.log_sha256)
         return match, row
 
-    def match_page(request: Request) -> Response:
-        match, row = played_match(request.path_params["match_id"])
+    def match_model(match: StoredMatch, row: MatchRow) -> tuple[MatchModel, dict[str, Any]]:
+        """The match's pages' model, read from its log; no bot's stderr (an author sees
+        their own bots' at /me)."""
         versions = {v.id: v for v in context.store().versions()}
         names = [versions[v].bot for v in match.seats]
+        records = read_match_log(Path(str(match.log_path)))
+        return read_model(records, names), records[0]
+
+    def match_page(request: Request) -> Response:
+        match, row = played_match(request.path_params["match_id"])
         problem = render.check_log(row)
         if problem is not None:
             return page("log_problem.html", request, status=200, page="match", match=row,
                         problem=problem, log_problems={row.match_id: problem})
-        records = read_match_log(Path(str(match.log_path)))
-        rounds = render._rounds(records)
+        model, header = match_model(match, row)
+        versions = {v.id: v for v in context.store().versions()}
+        standing = [{"seat": r.seat, "name": model.names[r.seat],
+                     "version": f"v{versions[r.entrant_id].number}"
+                     if r.entrant_id in versions else "",
+                     "href": f"/bots/{model.names[r.seat]}.html", "place": r.place,
+                     "score": r.score, "rounds_won": r.rounds_won, "strikes": r.strikes,
+                     "disqualified": r.disqualified} for r in row.results]
+        common: dict[str, Any] = {"model": model, "match_id": row.match_id, "match": row,
+                                  "rounds": model.rounds, "names": model.names,
+                                  "header": header}
         if request.path_params["kind"] == "replays":
-            return page("replay.html", request, page="replay", match=row, names=names,
-                        rounds=rounds, replay_json=Markup(render._replay_json(records, names)))
-        return page("match.html", request, page="match", match=row, names=names,
-                    rounds=rounds, faults=[r for r in records if r["type"] == "fault"],
-                    header=records[0])
+            return page("replay.html", request, page="replay", **common)
+        chart, summary = time_chart(model)
+        return page("match.html", request, page="match", time_chart=chart,
+                    time_summary=summary, standing=standing,
+                    summary={"rounds": row.rounds, "decisions": row.decisions,
+                             "seconds": row.seconds, "chance": row.chance,
+                             "round_limit_reached": row.round_limit_reached}, **common)
+
+    def replay_data(request: Request) -> Response:
+        match, row = played_match(request.path_params["match_id"])
+        if render.check_log(row) is not None:
+            raise HTTPException(404, "the log is missing or not the one recorded")
+        model, _ = match_model(match, row)
+        return Response(data_script(model.data), media_type="text/javascript")
 
     def match_log(request: Request) -> Response:
         match, row = played_match(request.path_params["match_id"])
@@ -596,6 +621,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         Route("/bots/{name:str}.html", bot_page),
         Route("/{kind:str}/{match_id:str}.html", _only_kinds(match_page)),
         Route("/logs/{match_id:str}.jsonl.gz", match_log),
+        Route("/replays/{match_id:str}.js", replay_data),
         Route("/assets/{name:str}", asset),
         Route("/login", login_form), Route("/login", login, methods=["POST"]),
         Route("/logout", logout, methods=["POST"]),

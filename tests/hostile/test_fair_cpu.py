@@ -66,8 +66,9 @@ def play(world: Path, backend: str, off_turn: str, core: int) -> tuple[float, fl
                      log, sandbox=sandbox_record(seats))
     outcome = asyncio.run(run_match(spec, seats))
     assert [len(s.faults) for s in outcome.seats] == [0, 0], outcome.seats
+    # Every decision the thinker was asked has its timing line (the bot answered each).
     latencies = [r["latency_ms"] / 1000 for r in read_log(log)
-                 if r["type"] == "decision" and r["seat"] == 1 and r["source"] == "bot"]
+                 if r["type"] == "timing" and r["seat"] == 1]
     spinner = [json.loads(line[7:]) for line in
                (logs / "spinner.stdout.log").read_text().splitlines()
                if line.startswith("REPORT ")]

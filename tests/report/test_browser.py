@@ -127,8 +127,10 @@ def screenshot(page: Any, folder: Path, name: str) -> Path:
     return path
 
 
-def expected_frames(round_: dict[str, Any], names: list[str]) -> list[dict[str, Any]]:
-    """What the viewer must show after each step of a round, from the log's records."""
+def expected_frames(round_: dict[str, Any], names: list[str],
+                    rounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the viewer must show after each step of a round, from the log's records
+    (``rounds``: every round, for the step's place on the match's timeline)."""
     frames = []
     top: int | None = None
     hands: list[list[int]] = [[] for _ in names]
@@ -163,8 +165,11 @@ def expected_frames(round_: dict[str, Any], names: list[str]) -> list[dict[str, 
             "acting": -1 if step["s"] is None else step["s"],
             "held": held,
         })
+    before = sum(len(r["steps"]) for r in rounds if r["number"] < round_["number"])
+    total = sum(len(r["steps"]) for r in rounds)
     for number, frame in enumerate(frames, start=1):
-        frame["position"] = f"step {number} of {len(frames)}"
+        frame["position"] = (f"round {round_['number']}, step {number} of {len(frames)} "
+                             f"({before + number} of {total} in the match)")
     return frames
 
 
@@ -241,7 +246,7 @@ def test_navigate_and_step_through_a_replay(chromium: Chromium, site: str, seaso
         page.locator(f'table.rounds a[href$="#round-{number}"]').click()
         page.wait_for_url(re.compile(rf"/replays/{match_id}\.html#round-{number}$"))
         expect(page.locator("#round-select")).to_have_value(str(number))
-        frames = expected_frames(rounds[number - 1], names)
+        frames = expected_frames(rounds[number - 1], names, rounds)
         assert any(f["card"] for f in frames)
         expect(page.locator("#position")).to_have_text(frames[0]["position"])
         check_frame(page, frames[0], "step 1")
@@ -255,8 +260,13 @@ def test_navigate_and_step_through_a_replay(chromium: Chromium, site: str, seaso
             if index == len(frames) // 2:
                 screenshot(page, shots, "4-replay")
         assert changes > 5, "the top card should change many times in a round"
-        page.keyboard.press("ArrowRight")  # at the end, it stays at the end
-        check_frame(page, frames[-1], "ArrowRight past the end")
+        if number < len(rounds):  # on from the round's end into the next round (issue 22)
+            page.keyboard.press("ArrowRight")
+            following = expected_frames(rounds[number], names, rounds)
+            check_frame(page, following[0], "ArrowRight past the round's end")
+            expect(page.locator("#round-select")).to_have_value(str(number + 1))
+            page.keyboard.press("ArrowLeft")
+            check_frame(page, frames[-1], "ArrowLeft back into the round")
         # The hands the round ends with are the log's.
         ended = next(s["record"] for s in rounds[number - 1]["steps"]
                      if s["e"] == "RoundEnded")
@@ -268,8 +278,12 @@ def test_navigate_and_step_through_a_replay(chromium: Chromium, site: str, seaso
             check_frame(page, frames[index], f"round {number}, ArrowLeft to step {index + 1}")
         page.keyboard.press("Home")
         check_frame(page, frames[0], "Home")
-        page.keyboard.press("ArrowLeft")  # at the start, it stays at the start
-        check_frame(page, frames[0], "ArrowLeft before the start")
+        page.keyboard.press("ArrowLeft")  # back over the round's start: the previous round
+        if number > 1:
+            previous = expected_frames(rounds[number - 2], names, rounds)
+            check_frame(page, previous[-1], "ArrowLeft before the round's start")
+            page.keyboard.press("ArrowRight")
+        check_frame(page, frames[0], "ArrowLeft then ArrowRight at the round's start")
         page.keyboard.press("End")
         check_frame(page, frames[-1], "End")
         page.locator("#first").click()
@@ -285,18 +299,18 @@ def test_navigate_and_step_through_a_replay(chromium: Chromium, site: str, seaso
         # Another round from the menu: it opens at its first step, and the URL says so.
         other = 1 if number != 1 else len(rounds)
         page.locator("#round-select").select_option(str(other))
-        other_frames = expected_frames(rounds[other - 1], names)
+        other_frames = expected_frames(rounds[other - 1], names, rounds)
         expect(page.locator("#position")).to_have_text(other_frames[0]["position"])
         check_frame(page, other_frames[0], f"round {other} from the menu")
-        assert page.evaluate("location.hash") == f"#round-{other}"
+        assert page.evaluate("location.hash") == f"#round-{other}-step-1"
         page.locator("#next").click()
         check_frame(page, other_frames[1], f"round {other}, Forward")
-        page.locator("#event-text").click()  # leave the menu: the arrow keys step again
+        page.locator("#event-text").click()
         page.keyboard.press("ArrowRight")
         check_frame(page, other_frames[2], f"round {other}, ArrowRight")
-        page.reload()  # the round is in the URL: a reload opens it again
+        page.reload()  # the round and step are in the URL: a reload opens them again
         expect(page.locator("#round-select")).to_have_value(str(other))
-        check_frame(page, other_frames[0], f"round {other} after a reload")
+        check_frame(page, other_frames[2], f"round {other} after a reload")
         screenshot(page, shots, "5-replay-other-round")
         assert not errors, errors
     finally:
@@ -309,7 +323,7 @@ def test_pages_work_from_disk(chromium: Chromium, season: SeasonRun, view: Store
     match, _ = pick_match(view)
     match_id = match["match_id"]
     rounds = log_rounds(view.log(match))
-    frames = expected_frames(rounds[-1], view.names(match))
+    frames = expected_frames(rounds[-1], view.names(match), rounds)
     context = browser.new_context(viewport={"width": 1024, "height": 768})
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)

@@ -9,6 +9,7 @@ then looked up in the parsed HTML row by row.
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import math
 import os
@@ -25,6 +26,7 @@ from report_html import header_texts, num, parse, pct, polyline_points, table_ro
 from season_data import BOTS, SeasonRun, StoreView, copy_season, log_rounds, read_store
 
 from arena.league.store import SeasonStore, StoredResult
+from arena.report.matchpage import read_data_script
 from arena.report.render import render_site
 from arena.rules import events as ev
 from arena.rules.narration import describe
@@ -81,10 +83,11 @@ def wilson(wins: float, n: int) -> tuple[float, float]:
 
 
 def replay_data(page: Path) -> dict[str, Any]:
-    script = parse(page).find("script", id="replay-data")
-    assert script.attrs.get("type") == "application/json"
-    data: dict[str, Any] = json.loads(script.raw_text)
-    return data
+    """The replay's data: the file beside the page that the page loads (not inline)."""
+    scripts = [s.attrs.get("src") for s in parse(page).find_all("script")]
+    data_file = page.with_suffix(".js")
+    assert data_file.name in scripts, scripts
+    return read_data_script(data_file.read_text(encoding="utf-8"))
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -415,8 +418,11 @@ def test_match_pages(season: SeasonRun, view: StoreView) -> None:
         for row, result in zip(rows, stored, strict=True):
             assert row[0].text == str(result.seat)
             assert row[1].find("a").text == view.entrants[result.entrant_id]["name"]
-            assert [c.text for c in row[2:]] == [str(result.place), str(result.score),
-                                                  str(result.rounds_won), str(result.strikes)]
+            assert [c.text for c in row[2:6]] == [str(result.place), str(result.score),
+                                                   str(result.rounds_won), str(result.strikes)]
+            # ... and a link to the replay from that seat's view.
+            assert row[6].find("a").attrs["href"] == (
+                f"../replays/{match_id}.html#seat-{result.seat}")
         assert [r.place for r in stored] == result_record["places"]
         assert [r.score for r in stored] == result_record["scores"]
 
@@ -537,16 +543,29 @@ def test_replay_pages_embed_the_logs_events(season: SeasonRun, view: StoreView) 
         steps = [s for r in data["rounds"] for s in r["steps"]]
         events = [r for r in records if r["type"] in ("event", "fault")]
         assert len(steps) == len(events)
+        # The decision line comes before its events, its timing line right after it.
         previous: dict[str, Any] | None = None
+        decision: dict[str, Any] | None = None
+        timed = 0
         index = 0
         for record in records:
-            if record["type"] in ("event", "fault"):
-                if record.get("event") == "Played" and previous and \
-                        previous["type"] == "decision" and previous["source"] == "bot":
-                    assert previous["seat"] == record["seat"]
-                    assert steps[index].get("l") == previous["latency_ms"], (match_id, index)
+            if record["type"] == "timing":
+                assert decision is not None and previous is decision
+                assert (record["seat"], record["request"]) == (decision["seat"],
+                                                                decision["request"])
+                decision = {**decision, "latency_ms": record["latency_ms"]}
+            elif record["type"] == "decision":
+                decision = record
+            elif record["type"] in ("event", "fault"):
+                if decision is not None and decision["source"] == "bot" and (
+                        record.get("event") == "Played"):
+                    assert decision["seat"] == record["seat"]
+                    assert steps[index].get("l") == decision["latency_ms"], (match_id, index)
+                    timed += 1
+                decision = None
                 index += 1
             previous = record
+        assert timed > 10, "most plays show their latency"
 
 
 def test_replay_data_rebuilds_each_rounds_final_hands(season: SeasonRun,
@@ -621,6 +640,27 @@ def test_a_changed_log_rerenders_only_its_match(season: SeasonRun, view: StoreVi
     assert (again.match_pages_rendered, again.match_pages_reused) == (1, len(view.done()) - 1)
     # Re-rendered, and with the same content (the log's events did not change).
     assert page.read_bytes() == (season.report / "matches" / f"{target}.html").read_bytes()
+
+
+def test_a_log_whose_lines_lack_their_fields_is_listed_not_fatal(
+        season: SeasonRun, view: StoreView, tmp_path: Path) -> None:
+    """An older store (no SHA-256 recorded) with a log that reads whole but whose decision
+    line lacks its seat: that match is listed as damaged, the rest is rendered."""
+    store = copy_season(season.folder, tmp_path / "season")
+    target = view.done()[0]["match_id"]
+    log = tmp_path / "season" / "logs" / f"{target}.jsonl.gz"
+    lines = gzip.decompress(log.read_bytes()).decode().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"type":"decision"' in line)
+    record = json.loads(lines[at])
+    del record["seat"]
+    lines[at] = json.dumps(record)
+    log.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE matches SET log_sha256 = NULL")
+    summary = render_site(store, tmp_path / "site")
+    assert [(p.match_id, p.kind) for p in summary.log_problems] == [(target, "damaged")]
+    assert "KeyError" in summary.log_problems[0].detail
+    assert summary.match_pages_rendered == len(view.done()) - 1
 
 
 def test_a_failed_match_is_shown_as_failed(season: SeasonRun, view: StoreView,
@@ -769,7 +809,10 @@ def test_every_link_resolves(season: SeasonRun) -> None:
                 if resolved not in rounds:
                     target_page = parse(resolved)
                     options = target_page.find_all("select", id="round-select")
+                    seats = target_page.find_all("select", id="seat-select")
                     rounds[resolved] = {f"round-{o.attrs['value']}" for select in options
                                         for o in select.find_all("option")} | {
+                        f"seat-{o.attrs['value']}" for select in seats
+                        for o in select.find_all("option") if o.attrs["value"] != "all"} | {
                         n.attrs["id"] for n in target_page.iter() if "id" in n.attrs}
                 assert fragment in rounds[resolved], (path, target)

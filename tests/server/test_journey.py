@@ -117,6 +117,11 @@ def test_authors_submit_versions_ladder_plays_and_final_ranks(tmp_path: Path) ->
         with server.client() as client:
             shown = client.get("/matches/L000001.html")
             assert shown.status_code == 200 and "Final standing" in shown.text
+            # The replay's data (each seat's view) loads from its own script; no bot's
+            # stderr is public (its author reads it under /me).
+            data = client.get("/replays/L000001.js")
+            assert data.status_code == 200 and data.text.startswith("window.arenaReplay")
+            assert '"stderr":[null,null]' in data.text, "a bot's stderr made public"
             log = server.data / "logs" / "L000001.jsonl.gz"
             log.write_bytes(log.read_bytes() + b"\0")
             altered = client.get("/matches/L000001.html")

@@ -1,13 +1,28 @@
-// The replay viewer: rebuilds each round's table from the match's events, step by step.
-// Plain JavaScript, no dependencies; the data is embedded in the page (works offline).
+// The replay viewer: rebuilds the table step by step from the match's events, across all
+// rounds, from everyone's view or from one seat's (its hand, what it was asked, its legal
+// options, its answer and who made the move). Plain JavaScript, no dependencies. The data
+// comes from replays/<match>.js (window.arenaReplay), loaded by the page beside this
+// script: a script file rather than fetch() of JSON, so that the pages work from disk.
 (function () {
   "use strict";
-  const data = JSON.parse(document.getElementById("replay-data").textContent);
+  const message = document.getElementById("replay-message");
+  const data = window.arenaReplay;
+  if (!data || !data.rounds || !data.rounds.length) {
+    message.textContent = "The replay's data did not load (replays/<match>.js is missing).";
+    message.hidden = false;
+    return;
+  }
+  document.getElementById("replay").hidden = false;
   const COLOURS = ["red", "yellow", "green", "blue", "wild"];
   const SYMBOLS = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "⊘", "⇄", "+2"];
   const WORDS = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "Skip", "Reverse", "Draw Two"];
+  const SOURCES = { bot: "the bot", default: "default: the referee, after a fault",
+                    autopilot: "autopilot: the referee, after disqualification",
+                    "in-process": "a built-in policy" };
   const players = data.players;
+  const decisions = data.decisions || [];
   const deck = data.deck || 108; // 112 with the +10 cards of the draw_ten variant (§28)
+  const STEP_MS = 700;
 
   const colourOf = (card) => (card >= 52 ? 4 : Math.floor(card / 13));
   function cardWords(card) {
@@ -76,26 +91,107 @@
                  // its own count is the new pile's size.
                  draw: step.e === "Reshuffled" ? step.cs
                    : state.top === null ? deck - held : deck - held - state.discard,
-                 actor: step.s === undefined ? -1 : step.s, text: step.t,
-                 latency: step.l === undefined ? null : step.l });
+                 actor: step.s === undefined ? -1 : step.s, step: step });
     }
     return out;
   }
 
-  const select = document.getElementById("round-select");
+  // The whole match as one timeline: every round's frames one after another.
+  const frames = [];
+  const roundStart = new Map(); // round number -> index of its first frame
+  for (const round of data.rounds) {
+    roundStart.set(round.number, frames.length);
+    snapshots(round).forEach((frame, at) => {
+      frame.round = round.number; frame.inRound = at; frame.roundSize = round.steps.length;
+      frames.push(frame);
+    });
+  }
+
+  const $ = (id) => document.getElementById(id);
+  const select = $("round-select");
+  const seatSelect = $("seat-select");
+  const slider = $("timeline");
+  const playButton = $("play");
+  const speed = $("speed");
   const view = {
-    text: document.getElementById("event-text"), top: document.getElementById("top-card"),
-    colour: document.getElementById("colour"), direction: document.getElementById("direction"),
-    draw: document.getElementById("draw-size"), discard: document.getElementById("discard-size"),
-    latency: document.getElementById("latency"), hands: document.getElementById("hands"),
-    position: document.getElementById("position"),
+    text: $("event-text"), moved: $("moved-by"), top: $("top-card"), colour: $("colour"),
+    direction: $("direction"), draw: $("draw-size"), discard: $("discard-size"),
+    latency: $("latency"), hands: $("hands"), position: $("position"),
+    seatView: $("seat-view"), seatTitle: $("seat-view-title"), asked: $("view-asked"),
+    hand: $("view-hand"), legal: $("view-legal"), answer: $("view-answer"),
+    source: $("view-source"), time: $("view-time"), stderrBox: $("stderr-box"),
+    stderrTitle: $("stderr-title"), stderr: $("stderr"),
   };
-  let frames = [];
+  slider.max = String(frames.length - 1);
   let index = 0;
+  let seat = null; // null: every hand; else the seat whose view is shown
+  let timer = null;
+
+  // The faults on the timeline: each mark placed where its step is.
+  for (const mark of document.querySelectorAll("#marks .mark")) {
+    const at = parseHash("#" + mark.dataset.anchor);
+    if (at && at.frame !== null) {
+      mark.style.left = (100 * at.frame / Math.max(1, frames.length - 1)) + "%";
+    }
+  }
+
+  function badge(text, bad) {
+    const span = document.createElement("span");
+    span.className = bad ? "badge bad" : "badge";
+    span.textContent = text;
+    return span;
+  }
+
+  function showDecision(frame) {
+    const at = frame.step.dv;
+    const decision = at === undefined ? null : decisions[at];
+    if (decision === null || (seat !== null && decision.s !== seat)) {
+      view.seatView.hidden = true;
+      return;
+    }
+    view.seatView.hidden = false;
+    view.seatTitle.textContent = "Seat " + decision.s + " (" + players[decision.s] + ")'s decision";
+    if (decision.k === undefined) {
+      view.asked.textContent = decision.src === "bot" || decision.src === "default"
+        ? "(this log does not keep the request)" : "nothing: no request was sent";
+      view.hand.textContent = "—";
+      view.legal.replaceChildren();
+      view.answer.textContent = decision.src === "bot" ? decision.a : "—";
+    } else {
+      view.asked.textContent = decision.k + " (request " + decision.r + "; top card " +
+        decision.top + "; hand sizes " + decision.sizes.join(" / ") + ")";
+      view.hand.textContent = decision.h.join(" ");
+      view.legal.replaceChildren(...decision.lg.map((name) => {
+        const item = document.createElement("li");
+        item.textContent = name;
+        if (name === decision.a || name + " uno" === decision.a) {
+          item.className = "chosen";
+          item.append(" ", badge("the move made", false));
+        }
+        return item;
+      }));
+      view.answer.textContent = decision.ans;
+    }
+    const moved = SOURCES[decision.src] || decision.src;
+    view.source.replaceChildren(badge(decision.src, decision.src !== "bot" &&
+                                      decision.src !== "in-process"),
+                                " " + moved + ": " + decision.a);
+    const parts = [];
+    if (decision.l !== undefined) {
+      parts.push(decision.l.toFixed(1) + " ms of a " + (decision.dl || data.deadline_ms || "?") +
+                 " ms deadline");
+    }
+    if (decision.b !== undefined) parts.push("time bank left " + (decision.b / 1000).toFixed(2) + " s");
+    view.time.textContent = parts.length ? parts.join("; ") : "—";
+  }
 
   function show() {
     const frame = frames[index];
-    view.text.textContent = frame.text;
+    const step = frame.step;
+    view.text.textContent = seat !== null && step.tv ? step.tv[seat] : step.t;
+    const decision = step.dv === undefined ? null : decisions[step.dv];
+    view.moved.replaceChildren(...(decision && (decision.src === "default" ||
+      decision.src === "autopilot") ? [badge(decision.src, true)] : []));
     view.top.replaceChildren(...(frame.top === null ? [] : [cardElement(frame.top)]));
     view.top.dataset.card = frame.top === null ? "" : cardWords(frame.top);
     view.colour.textContent = frame.colour === null ? "—" : COLOURS[frame.colour];
@@ -103,52 +199,150 @@
     view.direction.textContent = frame.direction > 0 ? "↻ clockwise" : "↺ counter-clockwise";
     view.draw.textContent = String(frame.draw);
     view.discard.textContent = String(frame.discard);
-    view.latency.textContent = frame.latency === null ? "—" : frame.latency.toFixed(1) + " ms";
-    view.position.textContent = "step " + (index + 1) + " of " + frames.length;
-    const items = frame.hands.map((hand, seat) => {
+    view.latency.textContent = step.l === undefined ? "—" : step.l.toFixed(1) + " ms";
+    view.position.textContent = "round " + frame.round + ", step " + (frame.inRound + 1) +
+      " of " + frame.roundSize + " (" + (index + 1) + " of " + frames.length + " in the match)";
+    select.value = String(frame.round);
+    slider.value = String(index);
+    slider.setAttribute("aria-valuetext", view.position.textContent);
+    const items = frame.hands.map((hand, who) => {
       const item = document.createElement("li");
-      item.className = seat === frame.actor ? "hand acting" : "hand";
-      if (seat === frame.actor) item.setAttribute("aria-current", "true");
+      item.className = who === frame.actor ? "hand acting" : "hand";
+      if (who === frame.actor) item.setAttribute("aria-current", "true");
       const name = document.createElement("span");
       name.className = "who";
-      name.textContent = "Seat " + seat + " · " + players[seat] + " (" + hand.length + ")";
+      name.textContent = "Seat " + who + " · " + players[who] + " (" + hand.length + ")";
       const cards = document.createElement("span");
       cards.className = "cards";
-      cards.append(...hand.map(cardElement));
+      if (seat === null || who === seat) cards.append(...hand.map(cardElement));
+      else cards.append(badge(hand.length + " cards, hidden from seat " + seat, false));
       item.append(name, cards);
       return item;
     });
     view.hands.replaceChildren(...items);
+    showDecision(frame);
   }
 
-  function openRound(number) {
-    const round = data.rounds.find((r) => r.number === number) || data.rounds[0];
-    select.value = String(round.number);
-    frames = snapshots(round);
-    index = 0;
+  function hashFor() {
+    const frame = frames[index];
+    return "#" + (seat === null ? "" : "seat-" + seat + "-") + "round-" + frame.round +
+      "-step-" + (frame.inRound + 1);
+  }
+
+  function go(to, updateHash = true) {
+    index = Math.max(0, Math.min(frames.length - 1, to));
     show();
+    if (updateHash) history.replaceState(null, "", hashFor());
   }
 
-  function step(delta) {
-    index = Math.max(0, Math.min(frames.length - 1, index + delta));
-    show();
+  // #round-R, #round-R-step-S, #seat-N, #seat-N-round-R-step-S; null when it is none of
+  // these; frame null (with why) when it names what the match does not have.
+  function parseHash(hash) {
+    const found = /^#(?:seat-(\d+))?-?(?:round-(\d+)(?:-step-(\d+))?)?$/.exec(hash);
+    if (!found || hash === "#" || hash === "") return null;
+    const out = { seat: found[1] === undefined ? null : Number(found[1]), frame: 0, why: "" };
+    if (out.seat !== null && out.seat >= players.length) {
+      out.why = "This match has no seat " + out.seat + " (seats 0 to " + (players.length - 1) + ")";
+      out.seat = null;
+    }
+    if (found[2] !== undefined) {
+      const number = Number(found[2]);
+      const first = roundStart.get(number);
+      const numbers = data.rounds.map((r) => r.number);
+      if (first === undefined) {
+        out.why = "This match has no round " + number + " (rounds " + numbers[0] + " to " +
+          numbers[numbers.length - 1] + ")";
+        out.frame = null;
+      } else {
+        const size = frames[first].roundSize;
+        const stepNumber = found[3] === undefined ? 1 : Number(found[3]);
+        if (stepNumber < 1 || stepNumber > size) {
+          out.why = "Round " + number + " has no step " + stepNumber + " (steps 1 to " + size + ")";
+          out.frame = null;
+        } else {
+          out.frame = first + stepNumber - 1;
+        }
+      }
+    }
+    return out;
   }
 
-  document.getElementById("first").addEventListener("click", () => { index = 0; show(); });
-  document.getElementById("last").addEventListener("click", () => { index = frames.length - 1; show(); });
-  document.getElementById("prev").addEventListener("click", () => step(-1));
-  document.getElementById("next").addEventListener("click", () => step(1));
-  select.addEventListener("change", () => {
-    history.replaceState(null, "", "#round-" + select.value);
-    openRound(Number(select.value));
+  function openHash() {
+    const at = parseHash(location.hash);
+    message.hidden = true;
+    if (location.hash && location.hash !== "#" && at === null) {
+      message.textContent = "The link's step (" + location.hash + ") is not one this viewer " +
+        "knows (it takes #round-5 or #round-5-step-23): showing the start of the match.";
+      message.hidden = false;
+    }
+    if (at === null) { go(0, false); return; }
+    if (at.why) {
+      message.textContent = at.why + ": showing " + (at.frame === null
+        ? "the start of the match instead." : "every hand instead.");
+      message.hidden = false;
+    }
+    seat = at.seat;
+    seatSelect.value = seat === null ? "all" : String(seat);
+    showStderr();
+    go(at.frame === null ? 0 : at.frame, false);
+  }
+
+  function showStderr() {
+    const text = seat === null || !data.stderr ? null : data.stderr[seat];
+    view.stderrBox.hidden = seat === null;
+    view.stderrTitle.textContent = seat === null ? "stderr"
+      : "Seat " + seat + " (" + players[seat] + "): the end of its stderr";
+    view.stderr.textContent = text === null || text === undefined
+      ? "(no stderr kept for this seat: bots in-process, or a log without its bot output)"
+      : text || "(empty)";
+  }
+
+  function stop() {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+    playButton.textContent = "▶ Play";
+    playButton.setAttribute("aria-pressed", "false");
+  }
+  function play() {
+    if (index >= frames.length - 1) go(0);
+    timer = setInterval(() => {
+      if (index >= frames.length - 1) { stop(); return; }
+      go(index + 1);
+    }, STEP_MS / Number(speed.value));
+    playButton.textContent = "❚❚ Pause";
+    playButton.setAttribute("aria-pressed", "true");
+  }
+
+  const roundEdge = (last) => {
+    const frame = frames[index];
+    return index - frame.inRound + (last ? frame.roundSize - 1 : 0);
+  };
+  $("first").addEventListener("click", () => go(roundEdge(false)));
+  $("last").addEventListener("click", () => go(roundEdge(true)));
+  $("prev").addEventListener("click", () => go(index - 1));
+  $("next").addEventListener("click", () => go(index + 1));
+  playButton.addEventListener("click", () => (timer === null ? play() : stop()));
+  speed.addEventListener("change", () => { if (timer !== null) { stop(); play(); } });
+  slider.addEventListener("input", () => go(Number(slider.value)));
+  select.addEventListener("change", () => go(roundStart.get(Number(select.value))));
+  seatSelect.addEventListener("change", () => {
+    seat = seatSelect.value === "all" ? null : Number(seatSelect.value);
+    showStderr();
+    go(index);
   });
+  window.addEventListener("hashchange", openHash);
   document.addEventListener("keydown", (event) => {
-    if (event.target instanceof HTMLSelectElement) return;
-    if (event.key === "ArrowRight") { step(1); event.preventDefault(); }
-    else if (event.key === "ArrowLeft") { step(-1); event.preventDefault(); }
-    else if (event.key === "Home") { index = 0; show(); event.preventDefault(); }
-    else if (event.key === "End") { index = frames.length - 1; show(); event.preventDefault(); }
+    const target = event.target;
+    // Left and right step, also from the menus (a menu's own arrow keys would switch
+    // rounds or seats under the reader); up and down keep choosing in a menu, and the
+    // slider keeps all its keys.
+    if (target instanceof HTMLInputElement || event.altKey || event.ctrlKey || event.metaKey) return;
+    if (event.key === "ArrowRight") { go(index + 1); event.preventDefault(); }
+    else if (event.key === "ArrowLeft") { go(index - 1); event.preventDefault(); }
+    else if (target instanceof HTMLSelectElement) return;
+    else if (event.key === "Home") { go(roundEdge(false)); event.preventDefault(); }
+    else if (event.key === "End") { go(roundEdge(true)); event.preventDefault(); }
   });
-  const fromHash = /^#round-(\d+)$/.exec(location.hash);
-  openRound(fromHash ? Number(fromHash[1]) : data.rounds[0].number);
+  showStderr();
+  openHash();
 })();

@@ -1,0 +1,79 @@
+"""The seat's view in the match log: the request each bot received and its answer, as on
+the wire, who made each move, and the timings on lines of their own (outside the
+determinism guarantee)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from arena.protocol.convert import action_from_message, observation_from_request
+from arena.referee.log import decode_answer, decode_asked, game_lines, read_log
+from arena.referee.replay import replay
+from arena.rules.options import RuleOptions
+from tests.referee.conftest import Tracker, misbehaving, play, sample
+
+SHORT = RuleOptions(target_score=100)
+
+
+def test_every_bot_decision_keeps_the_request_and_answer_as_sent(
+        tmp_path: Path, tracker: Tracker) -> None:
+    log = tmp_path / "m.jsonl.gz"
+    play([tracker.seat(sample("greedy"), "seat0-greedy"),
+          tracker.seat(misbehaving("illegal"), "seat1-illegal")], seed=3, log=log,
+         options=SHORT)
+    records = list(read_log(log))
+    assert replay(log).match.is_over  # the new lines do not disturb the replay
+    decisions = [r for r in records if r["type"] == "decision"]
+    assert decisions and all(r["asked"] for r in decisions)
+    for record in decisions:
+        asked = decode_asked(record)
+        assert asked is not None
+        assert asked.request_id == record["request"]
+        observation = observation_from_request(asked)
+        assert observation.seat == record["seat"]
+        legal = [action_from_message(a) for a in asked.legal_actions]
+        assert record["action"] in legal or record["action"] ^ 128 in legal
+    fault_decision = next(r for r in decisions if r["source"] == "default")
+    assert fault_decision["seat"] == 1
+    answer = decode_answer(fault_decision)
+    assert answer is not None and answer.action_index == 999  # what the bot sent
+    timings = {(r["seat"], r["request"]): r for r in records if r["type"] == "timing"}
+    assert set(timings) == {(r["seat"], r["request"]) for r in decisions}
+    for timing in timings.values():
+        assert timing["latency_ms"] >= 0
+        assert timing["bank_ms"] == 0.0  # play() gives no time bank
+
+
+def test_the_same_seed_gives_the_same_lines_but_the_timings(tmp_path: Path,
+                                                            tracker: Tracker) -> None:
+    logs = []
+    for run in range(2):
+        log = tmp_path / f"run{run}.jsonl.gz"
+        play([tracker.seat(sample("strategist"), f"a{run}"),
+              tracker.seat(sample("greedy"), f"b{run}")], seed=11, log=log, options=SHORT)
+        logs.append(log)
+    first, second = (game_lines(log) for log in logs)
+    assert first == second
+    # Lines built by hand on the hot path (timing, the wire fields) are what json.dumps
+    # would write: one encoding for every line.
+    for line in gzip.decompress(logs[0].read_bytes()).decode().splitlines():
+        assert json.dumps(json.loads(line), separators=(",", ":")) == line
+    assert b'"asked"' in first and b'"type":"timing"' not in first
+    # ... while the timing lines (the clock's) are there, beside them.
+    assert any(r["type"] == "timing" for r in read_log(logs[0]))
+
+
+def test_in_process_and_autopilot_moves_carry_no_request(tmp_path: Path,
+                                                         tracker: Tracker) -> None:
+    log = tmp_path / "m.jsonl.gz"
+    play([tracker.seat(sample("greedy"), "seat0-greedy"),
+          tracker.seat(misbehaving("disconnect"), "seat1-gone")], seed=5, log=log,
+         options=SHORT)
+    decisions = [r for r in read_log(log) if r["type"] == "decision"]
+    autopilot = [r for r in decisions if r["source"] == "autopilot"]
+    assert len(autopilot) > 1, "the disconnected seat is played by the autopilot"
+    # The request the bot never answered is kept (with no answer); after it, none is sent.
+    assert decode_asked(autopilot[0]) is not None and autopilot[0]["answer"] is None
+    assert all("asked" not in r and decode_asked(r) is None for r in autopilot[1:])
