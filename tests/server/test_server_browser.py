@@ -126,9 +126,12 @@ def _journey(browser: Any, server: Server, tmp_path: Path) -> None:
         page.keyboard.press("ArrowRight")
         pages["replay"] = page.url
         page.click("nav a:has-text('Matches')")
+        page.wait_for_url(f"{server.url}/matches")  # count() does not wait for the page
+        page.locator("#matches a[href^='/matches/L']").first.wait_for()
         assert page.locator("#matches a[href^='/matches/L']").count() >= 1
         pages["matches"] = page.url
         page.click("nav a:has-text('Final')")
+        page.wait_for_url(f"{server.url}/final")
         assert "has not started" in page.locator("main").inner_text()
         pages["final"] = page.url
         # The journey ran under the server's Content-Security-Policy (the replay's script
