@@ -195,8 +195,7 @@ def load_season_data(store_path: Path) -> SeasonData:
         MatchRow(m["match_id"], m["status"], m["chance"], m["seats"],
                  sorted(by_match.get(m["match_id"], []), key=lambda r: r.seat),
                  m["seconds"], m["decisions"], m["rounds"], bool(m["round_limit_reached"]),
-                 m["log_path"], m["error"], m["finished_at"], m["log_sha256"])
-                 m["log_path"], m["error"], m["finished_at"], m.get("round"))
+                 m["log_path"], m["error"], m["finished_at"], m["log_sha256"], m.get("round"))
         for m in raw_matches
     ]
     head_to_head: dict[tuple[int, int], HeadToHead] = defaultdict(HeadToHead)
