@@ -18,7 +18,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -316,18 +316,21 @@ class SeasonStore:
             assert cursor.lastrowid is not None
             return cursor.lastrowid
 
-    def schedule(self, matches: Sequence[ScheduledMatch], entrant_ids: Sequence[int]) -> None:
-        """Record the schedule; matches not yet played take the current entrant versions."""
+    def schedule(self, matches: Iterable[ScheduledMatch], entrant_ids: Sequence[int],
+                 stamp: str | None = None) -> None:
+        """Record the schedule; matches not yet played take the current entrant versions.
+        ``stamp`` (what the schedule and the versions were) is kept in the same transaction,
+        so that a run finding it unchanged need not record the schedule again."""
         with self.transaction() as db:
-            for match in matches:
-                seats = json.dumps([entrant_ids[e] for e in match.seats])
-                db.execute(
-                    "INSERT INTO matches (match_id, chance, grp, deal, round, seats) "
-                    "VALUES (?,?,?,?,?,?) "
-                    "ON CONFLICT (match_id) DO UPDATE SET seats = excluded.seats "
-                    "WHERE matches.status != 'done'",
-                    (match.match_id, match.chance, match.group, match.deal,
-                     match.round or None, seats))
+            db.executemany(
+                "INSERT INTO matches (match_id, chance, grp, deal, round, seats) "
+                "VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT (match_id) DO UPDATE SET seats = excluded.seats "
+                "WHERE matches.status != 'done' AND matches.seats != excluded.seats",
+                ((match.match_id, match.chance, match.group, match.deal, match.round or None,
+                  json.dumps([entrant_ids[e] for e in match.seats])) for match in matches))
+            if stamp is not None:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('schedule_stamp', ?)", (stamp,))
 
     # -- results -------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ strategist, which no number of matches separates, and random play.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from arena.bots.policies import POLICIES
 from arena.bots.runner import play_match
 from arena.league.driver import run_season, season_ratings
 from arena.league.executor import JobOutcome, MatchJob
+from arena.league.preflight import ProbeJob
 from arena.league.season import load_season
 from arena.league.store import MatchRecord, SeasonStore, SeatResult
 from arena.league.tiebreak import is_tiebreak
@@ -34,6 +35,9 @@ class InProcess:
     def __init__(self, stop_after: int | None = None) -> None:
         self.stop_after = stop_after
         self.played: list[str] = []
+
+    def probe(self, jobs: Sequence[ProbeJob]) -> list[str | None]:
+        return [None for _ in jobs]  # in-process policies: nothing to start
 
     def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
         for job in jobs:
