@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -39,6 +40,43 @@ COLOUR_NAMES = ("red", "yellow", "green", "blue", "wild")
 ASSETS = ("style.css", "replay.js", "tables.js")
 DOWNLOADS = ("standings.csv", "standings.json", "results.csv", "results.json", "logs.tar")
 STATE_FILE = ".render-state.json"
+MATCHES_PER_PAGE = 500
+"""Rows of one page of the match list (about 350 KB): page k holds the season's matches
+k*500+1 to (k+1)*500 in schedule order, so a page's address never changes as the season
+goes on (the schedule is fixed; tie-break matches come after it)."""
+BOT_MATCHES_PER_PAGE = 1000
+"""Rows of one page of a bot's matches: a 200-entrant round robin of 4 matches a pair
+(796 a bot) fits on its bot page."""
+H2H_GRID_LIMIT = 30
+"""Above this many ranked bots the head-to-head page is one row a bot (a 200 x 200 grid
+is 40,000 cells, megabytes); each bot page lists its record against every opponent."""
+
+
+@dataclass(frozen=True)
+class PageLink:
+    """One page of a paginated list, as the pager shows it."""
+
+    number: int
+    href: str
+    """Relative to the folder of the pages it is linked from."""
+    first: str
+    last: str
+    """The first and last match id on the page."""
+
+
+def page_file(base: str, number: int) -> str:
+    """``base``.html for the first page, ``base``-N.html after it (stable addresses)."""
+    return f"{base}.html" if number == 1 else f"{base}-{number}.html"
+
+
+def bot_page_file(slug: str, number: int) -> str:
+    """A bot's page, and its further pages of matches (slugs hold no dot: no clash)."""
+    return f"{slug}.html" if number == 1 else f"{slug}.matches-{number}.html"
+
+
+def _pages(ids: list[str], size: int, name: Any) -> list[PageLink]:
+    return [PageLink(number, name(number), ids[start], ids[min(start + size, len(ids)) - 1])
+            for number, start in enumerate(range(0, len(ids), size), start=1)]
 
 
 def card_html(card: int) -> Markup:
@@ -166,7 +204,13 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     rendered = reused = pages = 0
     played = [m for m in data.matches if m.status == "done"]
     problems = {p.match_id: p for p in map(check_log, played) if p is not None}
-    common = {"season": data, "facts": _facts(data), "log_problems": problems}
+    match_pages = _pages([m.match_id for m in data.matches], MATCHES_PER_PAGE,
+                         functools.partial(page_file, "matches"))
+    listed_on = {m.match_id: page_file("matches", index // MATCHES_PER_PAGE + 1)
+                 for index, m in enumerate(data.matches)}
+    grid = len(data.ranked) <= H2H_GRID_LIMIT
+    common = {"season": data, "facts": _facts(data), "log_problems": problems,
+              "listed_on": listed_on, "paginated": len(match_pages) > 1, "grid": grid}
 
     def write(path: str, template: str, depth: int, **context: Any) -> None:
         nonlocal pages
@@ -220,16 +264,65 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     write("index.html", "standings.html", 0, page="standings",
           chart=season_chart(data.ranked, _season_order(data)),
           failures=_failures(data))
-    write("head-to-head.html", "head_to_head.html", 0, page="h2h")
-    write("matches.html", "matches.html", 0, page="matches")
+    write("head-to-head.html", "head_to_head.html", 0, page="h2h",
+          records=[] if grid else _h2h_records(data))
+    for number, chunk in enumerate(_chunks(data.matches, MATCHES_PER_PAGE), start=1):
+        write(page_file("matches", number), "matches.html", 0, page="matches",
+              matches=chunk, pages=match_pages, current=number, per_page=MATCHES_PER_PAGE)
+    _remove_pages(out, "matches-*.html", {page_file("matches", p.number)
+                                          for p in match_pages})
     for bot in data.bots.values():
+        ids = [r.match_id for r in bot.results]
+        bot_pages = _pages(ids, BOT_MATCHES_PER_PAGE,
+                           functools.partial(bot_page_file, bot.slug))
+        chunks = _chunks(bot.results, BOT_MATCHES_PER_PAGE) or [[]]
         write(f"bots/{bot.slug}.html", "bot.html", 1, page="bot", bot=bot,
               chart=rating_chart(bot, chart_range), positions=_positions(bot),
-              faults=_faults(data, bot))
+              faults=_faults(data, bot), results=chunks[0], pages=bot_pages, current=1)
+        for number, chunk in enumerate(chunks[1:], start=2):
+            write(f"bots/{bot_page_file(bot.slug, number)}", "bot_matches.html", 1,
+                  page="bot", bot=bot, results=chunk, pages=bot_pages, current=number)
+        _remove_pages(out / "bots", f"{bot.slug}.matches-*.html",
+                      {p.href for p in bot_pages})
     _write_downloads(data, out)
     state_path.write_text(json.dumps(state, sort_keys=True, indent=0))
     return RenderSummary(pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)))
+
+
+def _chunks(items: list[Any], size: int) -> list[list[Any]]:
+    return [items[start:start + size] for start in range(0, len(items), size)]
+
+
+def _remove_pages(folder: Path, pattern: str, keep: set[str]) -> None:
+    """Pages of a list that has fewer pages now (a site rendered from another store)."""
+    for stale in folder.glob(pattern):
+        if stale.name not in keep:
+            stale.unlink(missing_ok=True)
+
+
+def _h2h_records(data: SeasonData) -> list[dict[str, Any]]:
+    """One row a bot for a large season's head-to-head page: its record over every
+    opponent, its best and worst opponent, and its duplicate deals."""
+    rows = []
+    for bot in data.ranked:
+        met = [(other, data.head_to_head.get((bot.id, other.id))) for other in data.ranked
+               if other.id != bot.id]
+        records = [(other, h) for other, h in met if h is not None and h.meetings]
+        meetings = sum(h.meetings for _, h in records)
+        wins = sum(h.wins for _, h in records)
+        best = max(records, key=lambda item: (item[1].rate, item[1].meetings), default=None)
+        worst = min(records, key=lambda item: (item[1].rate, -item[1].meetings),
+                    default=None)
+        deals = sum(h.deals for _, h in records)
+        rows.append({
+            "bot": bot, "opponents": len(records), "of": len(met), "meetings": meetings,
+            "wins": wins, "rate": wins / meetings if meetings else None,
+            "best": best, "worst": worst, "deals": deals,
+            "deals_ahead": sum(h.deals_ahead for _, h in records),
+            "deals_even": sum(h.deals_even for _, h in records),
+            "net_points": sum(h.net_points for _, h in records)})
+    return rows
 
 
 def _log_key(version: str, log: Path) -> str:
