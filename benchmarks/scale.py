@@ -7,8 +7,8 @@ fingerprint and schedule), and results are recorded with ``SeasonStore.record``,
 transaction per match as a run records them, drawn from a model of known strengths
 (Bradley-Terry, the matches of a duplicate deal sharing their cards). Every recorded match
 has a real match log: a handful of matches are played in-process through the referee
-(greedy and random policies, to ``--target`` points) and every match's log is a hard link
-to one of them, so the report reads, checks, renders and copies real logs.
+(greedy and random policies, to ``--target`` points) and every match's log is a copy of
+one of them, so the report reads, checks, renders and copies real logs.
 
 At each size, side by side, with the growth from the first size to the last (5.0 is
 linear when the sizes are 10k and 50k):
@@ -196,7 +196,7 @@ def real_logs(work: Path, season: Any) -> list[tuple[Path, str, Any]]:
 
 class Filler:
     """Records results into the store, match by match in schedule order, from a model of
-    known strengths; each match's log a hard link to a real one."""
+    known strengths; each match's log a copy of a real one."""
 
     def __init__(self, store: Any, ids: list[int], matches: list[Any], logs_dir: Path,
                  sources: list[tuple[Path, str, Any]]) -> None:
@@ -224,7 +224,7 @@ class Filler:
             places = (1, 2) if performance > 0 else (2, 1)
             log, sha, source = self.sources[self.done % len(self.sources)]
             target = self.logs_dir / f"{match.match_id}.jsonl.gz"
-            os.link(log, target)
+            shutil.copyfile(log, target)
             scores = (500, 0) if places[0] == 1 else (0, 500)
             record = MatchRecord(
                 match_id=match.match_id, seconds=source.seconds, decisions=source.decisions,
@@ -295,7 +295,7 @@ def main() -> None:
         sources = real_logs(work, season)
         sizes_kb = [log.stat().st_size / 1024 for log, _, _ in sources]
         print(f"real logs: {len(sources)} matches to {args.target} points played in-process, "
-              f"{min(sizes_kb):.0f}-{max(sizes_kb):.0f} KiB each; every match links to one")
+              f"{min(sizes_kb):.0f}-{max(sizes_kb):.0f} KiB each; every match has a copy of one")
         season.logs.mkdir(parents=True, exist_ok=True)
         filler = Filler(store, ids, matches, season.logs, sources)
         site = work / "site"

@@ -437,7 +437,7 @@ def outcome_of(result: StoredResult, chance: str) -> Outcome:
 
 
 def season_outcomes(store: SeasonStore) -> list[Outcome]:
-    chances = {str(m["match_id"]): str(m["chance"]) for m in store.matches()}
+    chances = store.chances()
     return [outcome_of(r, chances.get(r.match_id, r.match_id)) for r in store.results()]
 
 

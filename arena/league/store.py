@@ -406,16 +406,44 @@ class SeasonStore:
         ]
 
     @_reading
-    def matches(self) -> list[dict[str, Any]]:
+    def matches(self, status: str | None = None, prefix: str | None = None
+                ) -> list[dict[str, Any]]:
+        """The matches in id order; only those with ``status``, or whose id starts with
+        ``prefix`` (the tie-break stage's), when given."""
         columns = ("match_id", "chance", "grp", "deal", "round", "seats", "status", "error",
                    "attempts", "finished_at", "seconds", "decisions", "rounds",
                    "round_limit_reached", "log_path", "log_sha256")
         # A store of an older version, read without migrating it, lacks the newer columns.
         selected = [c if c in self.columns else f"NULL AS {c}" for c in columns]
-        rows = self.db.execute(f"SELECT {', '.join(selected)} FROM matches ORDER BY match_id")
+        conditions, values = [], []
+        if status is not None:
+            conditions.append("status = ?")
+            values.append(status)
+        if prefix is not None:  # a range of the primary key: no scan of the other matches
+            conditions.append("match_id >= ? AND match_id < ?")
+            values += [prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)]
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        rows = self.db.execute(
+            f"SELECT {', '.join(selected)} FROM matches{where} ORDER BY match_id", values)
         out = []
         for row in rows:
             item = dict(zip(columns, row, strict=True))
-            item["seats"] = json.loads(str(item["seats"]))
+            item["seats"] = _seats(str(item["seats"]))
             out.append(item)
         return out
+
+    @_reading
+    def chances(self) -> dict[str, str]:
+        """The deal label of every match with a result (what the ratings read)."""
+        return {str(row[0]): str(row[1]) for row in self.db.execute(
+            "SELECT match_id, chance FROM matches WHERE status = 'done'")}
+
+
+def _seats(text: str) -> list[int]:
+    """A match's seats as stored ("[3, 17]"), read without the JSON parser's cost (a
+    season of 80,000 matches is read at every report) unless it is anything else."""
+    try:
+        return [int(part) for part in text[1:-1].split(",")] if text.startswith("[") else \
+            list(json.loads(text))
+    except ValueError:
+        return list(json.loads(text))

@@ -203,14 +203,28 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     state: dict[str, str] = {"_templates": version}
     rendered = reused = pages = 0
     played = [m for m in data.matches if m.status == "done"]
-    problems = {p.match_id: p for p in map(check_log, played) if p is not None}
+    problems: dict[str, LogProblem] = {}
+    for match in played:
+        # A log checked by an earlier render is not read again while its file is the same
+        # one: same inode, size, modification and change times (any write, rename over
+        # it or touch changes the change time, which no user can set back).
+        stamp = _checked_stamp(match)
+        if stamp is not None and previous.get(f"checked/{match.match_id}") == stamp:
+            state[f"checked/{match.match_id}"] = stamp
+            continue
+        problem = check_log(match)
+        if problem is not None:
+            problems[match.match_id] = problem
+        elif stamp is not None:
+            state[f"checked/{match.match_id}"] = stamp
     match_pages = _pages([m.match_id for m in data.matches], MATCHES_PER_PAGE,
                          functools.partial(page_file, "matches"))
     listed_on = {m.match_id: page_file("matches", index // MATCHES_PER_PAGE + 1)
                  for index, m in enumerate(data.matches)}
     grid = len(data.ranked) <= H2H_GRID_LIMIT
     common = {"season": data, "facts": _facts(data), "log_problems": problems,
-              "listed_on": listed_on, "paginated": len(match_pages) > 1, "grid": grid}
+              "listed_on": listed_on, "paginated": len(match_pages) > 1, "grid": grid,
+              "players": _players(data)}
 
     def write(path: str, template: str, depth: int, **context: Any) -> None:
         nonlocal pages
@@ -266,9 +280,19 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
           failures=_failures(data))
     write("head-to-head.html", "head_to_head.html", 0, page="h2h",
           records=[] if grid else _h2h_records(data))
+    # A page of the match list is rendered again only when something it shows changed
+    # (a season of 80,000 matches has 160 pages; a new result touches one or two).
+    season_key = _list_page_context(data, problems, len(match_pages))
     for number, chunk in enumerate(_chunks(data.matches, MATCHES_PER_PAGE), start=1):
-        write(page_file("matches", number), "matches.html", 0, page="matches",
-              matches=chunk, pages=match_pages, current=number, per_page=MATCHES_PER_PAGE)
+        name = page_file("matches", number)
+        key = _list_page_key(version, season_key, number, chunk, problems, listed_on)
+        if previous.get(f"list/{name}") == key and (out / name).exists():
+            state[f"list/{name}"] = key
+            pages += 1
+            continue
+        write(name, "matches.html", 0, page="matches", matches=chunk, pages=match_pages,
+              current=number, per_page=MATCHES_PER_PAGE)
+        state[f"list/{name}"] = key
     _remove_pages(out, "matches-*.html", {page_file("matches", p.number)
                                           for p in match_pages})
     for bot in data.bots.values():
@@ -288,6 +312,62 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     state_path.write_text(json.dumps(state, sort_keys=True, indent=0))
     return RenderSummary(pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)))
+
+
+def _players(data: SeasonData) -> Any:
+    """``players(match, root)``: a match's table, each bot linked with its place and
+    score (as the ``match_players`` macro writes it), built once per match and folder
+    depth: the match list and two bot pages show every match, 240,000 rows a season of
+    80,000 matches, and the macro cost about 100 us a row."""
+    made: dict[tuple[str, str], Markup] = {}
+    links = {(b.id, root): Markup('<a href="{}bots/{}.html">{}</a> <span class="muted">{}'
+                                  '</span>').format(root, b.slug, b.name, b.version)
+             for b in data.bots.values() for root in ("", "../")}
+
+    def players(match: MatchRow, root: str) -> Markup:
+        key = (match.match_id, root)
+        if key not in made:
+            parts = []
+            for seat, entrant in enumerate(match.seats):
+                result = match.results[seat] if match.results else None
+                html = Markup('<span class="player">') + links[(entrant, root)]
+                if result is not None:
+                    place = result.place if result.place <= 3 else "n"
+                    html += Markup(' <span class="place place-{}">{}</span> <span class="score">'
+                                   '{}</span>').format(place, result.place, result.score)
+                    if result.disqualified:
+                        html += Markup(' <span class="badge bad" title="disqualified">DQ'
+                                       '</span>')
+                parts.append(html + Markup("</span>"))
+            made[key] = Markup('<span class="vs"> · </span>').join(parts)
+        return made[key]
+
+    return players
+
+
+def _list_page_context(data: SeasonData, problems: dict[str, LogProblem], pages: int
+                       ) -> str:
+    """What every page of the match list shows besides its rows."""
+    bots = sorted((b.id, b.name, b.version, b.slug) for b in [*data.ranked, *data.unrated])
+    draw = data.ratings.live.draw_probability if data.ratings else None
+    return repr((data.name, bots, sorted(data.settings.items()), data.tiebreak, draw,
+                 len(data.matches), pages,
+                 sorted((p.match_id, p.kind, p.detail) for p in problems.values())))
+
+
+def _list_page_key(version: str, context: str, number: int, rows: list[MatchRow],
+                   problems: dict[str, LogProblem], listed_on: dict[str, str]) -> str:
+    """The digest of everything one page of the match list shows."""
+    digest = hashlib.sha256(f"{version}\0{context}\0{number}".encode())
+    for m in rows:
+        digest.update(repr((
+            m.match_id, m.status, m.round, m.seats, m.chance,
+            [(r.entrant_id, r.place, r.score, r.disqualified, len(r.faults))
+             for r in m.results],
+            [(other, listed_on.get(other)) for other in m.deal_matches], m.net, m.rounds,
+            m.round_limit_reached, m.decisions, m.seconds, m.finished_at, m.error,
+            bool(m.log_path), m.match_id in problems)).encode())
+    return digest.hexdigest()
 
 
 def _chunks(items: list[Any], size: int) -> list[list[Any]]:
@@ -323,6 +403,18 @@ def _h2h_records(data: SeasonData) -> list[dict[str, Any]]:
             "deals_even": sum(h.deals_even for _, h in records),
             "net_points": sum(h.net_points for _, h in records)})
     return rows
+
+
+def _checked_stamp(match: MatchRow) -> str | None:
+    """What a log's check is reused under (None: no recorded SHA-256 or no file)."""
+    if not match.log_sha256 or not match.log_path:
+        return None
+    try:
+        stat = Path(match.log_path).stat()
+    except OSError:
+        return None
+    return (f"{match.log_sha256}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:"
+            f"{stat.st_ctime_ns}")
 
 
 def _log_key(version: str, log: Path) -> str:
@@ -403,8 +495,12 @@ def _write_downloads(data: SeasonData, out: Path) -> None:
         {"season": data.name, "standings": standings, "cannot_separate": groups,
          "unrated": [b.name for b in data.unrated], "matches": data.counts},
         indent=1) + "\n").encode())
-    _replace(out / "results.json", (json.dumps(
-        {"season": data.name, "results": results}, indent=1) + "\n").encode())
+    # One result a line: json's C encoder (an indent makes it fall back to its pure-Python
+    # one, 10 s for 100,000 rows), still readable line by line.
+    encode = json.JSONEncoder().encode
+    lines = ",\n".join(encode(row) for row in results)
+    _replace(out / "results.json", (
+        f'{{"season": {encode(data.name)}, "results": [\n{lines}\n]}}\n').encode())
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
         for log in sorted((out / "logs").glob("*.jsonl.gz")):
