@@ -258,7 +258,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 25_000, 50_000])
     parser.add_argument("--round", type=int, default=100,
                         help="results recorded between the full and the incremental report")
-    parser.add_argument("--target", type=int, default=500,
+    parser.add_argument("--target", type=int, default=100,
                         help="target score of the real matches whose logs every match uses")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
