@@ -389,7 +389,7 @@ class SeasonStore:
         """Every seat's result, in schedule order (match id), then seat."""
         return [
             StoredResult(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]),
-                         tuple(json.loads(r[8])))
+                         () if r[8] == "[]" else tuple(json.loads(r[8])))
             for r in self.db.execute(
                 "SELECT match_id, entrant_id, seat, place, score, rounds_won, strikes, "
                 "disqualified, faults FROM results ORDER BY match_id, seat")

@@ -18,6 +18,7 @@ import functools
 import hashlib
 import io
 import json
+import os
 import shutil
 import tarfile
 import zlib
@@ -308,7 +309,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                   page="bot", bot=bot, results=chunk, pages=bot_pages, current=number)
         _remove_pages(out / "bots", f"{bot.slug}.matches-*.html",
                       {p.href for p in bot_pages})
-    _write_downloads(data, out)
+    _write_downloads(data, out, previous, state)
     state_path.write_text(json.dumps(state, sort_keys=True, indent=0))
     return RenderSummary(pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)))
@@ -483,7 +484,8 @@ def _csv(rows: list[dict[str, Any]]) -> bytes:
     return buffer.getvalue().encode()
 
 
-def _write_downloads(data: SeasonData, out: Path) -> None:
+def _write_downloads(data: SeasonData, out: Path, previous: dict[str, str],
+                     state: dict[str, str]) -> None:
     """Standings and results as CSV and JSON, and every log in one archive; the same
     store gives the same bytes (the archive's entries carry no time of their own)."""
     standings = standings_rows(data)
@@ -501,15 +503,56 @@ def _write_downloads(data: SeasonData, out: Path) -> None:
     lines = ",\n".join(encode(row) for row in results)
     _replace(out / "results.json", (
         f'{{"season": {encode(data.name)}, "results": [\n{lines}\n]}}\n').encode())
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
-        for log in sorted((out / "logs").glob("*.jsonl.gz")):
-            info = tarfile.TarInfo(f"{data.name}-logs/{log.name}")
-            info.size = log.stat().st_size
-            info.mode = 0o644
-            with log.open("rb") as handle:
-                archive.addfile(info, handle)
-    _replace(out / "logs.tar", buffer.getvalue())
+    _write_archive(data.name, out, previous, state)
+
+
+def _listing_digest(entries: list[tuple[str, int, int]]) -> str:
+    return hashlib.sha256(repr(entries).encode()).hexdigest()
+
+
+def _write_archive(name: str, out: Path, previous: dict[str, str],
+                   state: dict[str, str]) -> None:
+    """Every log in ``logs.tar``, in name order. When the logs it already holds are still
+    the first ones, unchanged (the usual case: new matches come later in the schedule),
+    the new ones are appended to it, with the same bytes a whole rebuild would give,
+    rather than every log of the season read and written again."""
+    logs = sorted((out / "logs").glob("*.jsonl.gz"))
+    entries = []
+    for log in logs:
+        stat = log.stat()
+        entries.append((log.name, stat.st_size, stat.st_mtime_ns))
+    target = out / "logs.tar"
+    known = previous.get("archive/logs.tar", "")
+    count, _, digest = known.partition(":")
+    held = int(count) if count.isdigit() else -1
+    state["archive/logs.tar"] = f"{len(entries)}:{_listing_digest(entries)}"
+    if target.is_file() and 0 <= held <= len(entries) and digest == _listing_digest(
+            entries[:held]) and target.stat().st_size == _archive_size(entries[:held]):
+        if held == len(entries):
+            return
+        with tarfile.open(target, mode="a", format=tarfile.USTAR_FORMAT) as archive:
+            _add_logs(archive, name, logs[held:])
+        return
+    partial = target.with_name(f".{target.name}.partial")
+    with tarfile.open(partial, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        _add_logs(archive, name, logs)
+    os.replace(partial, target)
+
+
+def _add_logs(archive: tarfile.TarFile, name: str, logs: list[Path]) -> None:
+    for log in logs:
+        info = tarfile.TarInfo(f"{name}-logs/{log.name}")
+        info.size = log.stat().st_size
+        info.mode = 0o644
+        with log.open("rb") as handle:
+            archive.addfile(info, handle)
+
+
+def _archive_size(entries: list[tuple[str, int, int]]) -> int:
+    """The size of a USTAR archive of these files, as tarfile writes it."""
+    blocks = sum(1 + -(-size // tarfile.BLOCKSIZE) for _, size, _ in entries) + 2
+    size = blocks * tarfile.BLOCKSIZE
+    return -(-size // tarfile.RECORDSIZE) * tarfile.RECORDSIZE
 
 
 def _duration(seconds: float | None) -> str:

@@ -13,6 +13,7 @@ import hashlib
 import os
 import random
 import shutil
+import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,13 +196,23 @@ def test_no_page_is_over_the_cap(synthetic: Synthetic, tmp_path: Path) -> None:
     assert (site / "matches.html").stat().st_size < 3 * (site / "matches-5.html").stat().st_size
 
 
-def test_an_incremental_render_shows_every_change(synthetic: Synthetic, tmp_path: Path) -> None:
+def test_an_incremental_render_shows_every_change(synthetic: Synthetic, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
     render_site(synthetic.store_path, site)
     before = {p.name: p.read_bytes() for p in site.glob("matches*.html")}
     synthetic.record(1)  # the next match, on the last page
     recorded = synthetic.matches[synthetic.recorded - 1]
+    archived: list[str] = []
+    add_logs = render._add_logs
+
+    def counting(archive: tarfile.TarFile, name: str, logs: list[Path]) -> None:
+        archived.extend(log.name for log in logs)
+        add_logs(archive, name, logs)
+
+    monkeypatch.setattr(render, "_add_logs", counting)
     render_site(synthetic.store_path, site)
+    assert archived == [f"{recorded.match_id}.jsonl.gz"], "the new log appended alone"
     after = {p.name: p.read_bytes() for p in site.glob("matches*.html")}
     last = f"matches-{-(-len(synthetic.matches) // PER_PAGE)}.html"
     changed = {name for name in before if before[name] != after[name]}
@@ -213,6 +224,7 @@ def test_an_incremental_render_shows_every_change(synthetic: Synthetic, tmp_path
     render_site(synthetic.store_path, fresh)
     for name, content in after.items():
         assert (fresh / name).read_bytes() == content, name
+    assert (fresh / "logs.tar").read_bytes() == (site / "logs.tar").read_bytes()
 
 
 def test_a_log_altered_behind_a_reused_check_is_caught(synthetic: Synthetic,
