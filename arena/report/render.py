@@ -506,7 +506,7 @@ def _write_downloads(data: SeasonData, out: Path, previous: dict[str, str],
     _write_archive(data.name, out, previous, state)
 
 
-def _listing_digest(entries: list[tuple[str, int, int]]) -> str:
+def _listing_digest(entries: list[tuple[str, int, str]]) -> str:
     return hashlib.sha256(repr(entries).encode()).hexdigest()
 
 
@@ -517,10 +517,10 @@ def _write_archive(name: str, out: Path, previous: dict[str, str],
     the new ones are appended to it, with the same bytes a whole rebuild would give,
     rather than every log of the season read and written again."""
     logs = sorted((out / "logs").glob("*.jsonl.gz"))
-    entries = []
-    for log in logs:
-        stat = log.stat()
-        entries.append((log.name, stat.st_size, stat.st_mtime_ns))
+    # A copy is known by its match's page key (its source log's size and time): the same
+    # in any output folder, so the state file stays a function of the season.
+    entries = [(log.name, log.stat().st_size,
+                state.get(log.name.removesuffix(".jsonl.gz"), "")) for log in logs]
     target = out / "logs.tar"
     known = previous.get("archive/logs.tar", "")
     count, _, digest = known.partition(":")
@@ -548,7 +548,7 @@ def _add_logs(archive: tarfile.TarFile, name: str, logs: list[Path]) -> None:
             archive.addfile(info, handle)
 
 
-def _archive_size(entries: list[tuple[str, int, int]]) -> int:
+def _archive_size(entries: list[tuple[str, int, str]]) -> int:
     """The size of a USTAR archive of these files, as tarfile writes it."""
     blocks = sum(1 + -(-size // tarfile.BLOCKSIZE) for _, size, _ in entries) + 2
     size = blocks * tarfile.BLOCKSIZE
