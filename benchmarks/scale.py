@@ -16,7 +16,8 @@ linear when the sizes are 10k and 50k):
 * store: recording a match (mean per match over the results recorded since the last
   size), and reading every result and match back (the standings' and the report's query);
 * live TrueSkill (schedule order) and the official fit with its bootstrap rank intervals,
-  in this process, with tracemalloc's peak;
+  in this process (timed, then run again under tracemalloc for its peak: tracemalloc
+  slows Python down several times);
 * ``arena season standings`` (the real command, a subprocess; its peak RSS);
 * ``arena report``: full (into an empty folder, at the size less one round of
   ``--round`` matches) then incremental (that round recorded, same folder); peak RSS;
@@ -280,16 +281,16 @@ def main() -> None:
             raise SystemExit(f"at most {total - args.round:,} results in this season")
 
         # -- the scheduler at 200 entrants ----------------------------------------------
-        eager_seconds, eager_peak, eager = traced(
-            lambda: schedule(ENTRANTS, 2, PER_PAIR, True))
+        eager_seconds, eager = timed(lambda: schedule(ENTRANTS, 2, PER_PAIR, True))
+        _, eager_peak, _ = traced(lambda: schedule(ENTRANTS, 2, PER_PAIR, True))
         one_seconds, _ = timed(lambda: two_player_match(ENTRANTS, PER_PAIR, True, total - 1))
         assert two_player_match(ENTRANTS, PER_PAIR, True, total - 1) == eager[-1]
-        create_seconds, create_peak, opened = traced(lambda: open_store(season))
+        create_seconds, opened = timed(lambda: open_store(season))
         store, ids, matches = opened
         print(f"schedule of {total:,} matches: the whole list {eager_seconds:.2f} s "
               f"(tracemalloc peak {eager_peak:.0f} MiB); match {total:,} on its own "
               f"{one_seconds * 1e6:.0f} us; a new store (fingerprint, schedule recorded) "
-              f"{create_seconds:.1f} s, peak {create_peak:.0f} MiB")
+              f"{create_seconds:.1f} s")
         del eager
 
         sources = real_logs(work, season)
@@ -305,11 +306,13 @@ def main() -> None:
             spent = filler.fill(size - args.round)
             # The resume path: what a run does before its first match on this store.
             store.close()
-            resume_seconds, resume_peak, opened = traced(lambda: open_store(season))
+            resume_seconds, opened = timed(lambda: open_store(season))
+            opened[0].close()
+            _, resume_peak, opened = traced(lambda: open_store(season))
             store, ids, matches = opened
             filler.store = store
             table.add("run resume: open_store", "s", resume_seconds)
-            table.add("run resume: peak", "MiB", resume_peak)
+            table.add("run resume: tracemalloc peak", "MiB", resume_peak)
             shutil.rmtree(site, ignore_errors=True)
             full, full_peak, _ = arena("report", str(toml), cwd=work)
             spent += filler.fill(size)
@@ -321,13 +324,14 @@ def main() -> None:
             reader.close()
             table.add("store: read all results", "s", query)
             draw = calibrated_draw_probability(outcomes)
-            live, live_peak, _ = traced(functools.partial(rate_season, outcomes, ids, draw))
+            live, _ = timed(functools.partial(rate_season, outcomes, ids, draw))
+            _, live_peak, _ = traced(functools.partial(rate_season, outcomes, ids, draw))
             table.add("live TrueSkill", "s", live)
-            table.add("live TrueSkill: peak", "MiB", live_peak)
-            fit, fit_peak, official = traced(functools.partial(official_standings, outcomes,
-                                                               ids))
+            table.add("live TrueSkill: tracemalloc peak", "MiB", live_peak)
+            fit, official = timed(functools.partial(official_standings, outcomes, ids))
+            _, fit_peak, _ = traced(functools.partial(official_standings, outcomes, ids))
             table.add(f"official fit + {official.resamples} resamples", "s", fit)
-            table.add("official fit: peak", "MiB", fit_peak)
+            table.add("official fit: tracemalloc peak", "MiB", fit_peak)
             standings, standings_peak, _ = arena("season", "standings", str(toml), cwd=work)
             table.add("arena season standings", "s", standings)
             table.add("arena season standings: peak RSS", "MiB", standings_peak)
