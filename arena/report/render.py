@@ -350,8 +350,9 @@ def _list_page_context(data: SeasonData, problems: dict[str, LogProblem], pages:
                        ) -> str:
     """What every page of the match list shows besides its rows."""
     bots = sorted((b.id, b.name, b.version, b.slug) for b in [*data.ranked, *data.unrated])
-    draw = data.ratings.live.draw_probability if data.ratings else None
-    return repr((data.name, bots, sorted(data.settings.items()), data.tiebreak, draw,
+    # Nothing that moves with every result (the live ratings, the calibrated draw
+    # probability: the footer gives it on the standings page only), or every page would.
+    return repr((data.name, bots, sorted(data.settings.items()), data.tiebreak,
                  len(data.matches), pages,
                  sorted((p.match_id, p.kind, p.detail) for p in problems.values())))
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import jinja2
 import pytest
 from report_html import parse
 from season_data import SeasonRun
@@ -211,8 +212,20 @@ def test_an_incremental_render_shows_every_change(synthetic: Synthetic, tmp_path
         add_logs(archive, name, logs)
 
     monkeypatch.setattr(render, "_add_logs", counting)
+    rendered: list[str] = []
+    template_render = jinja2.Template.render
+
+    def counting_render(self: jinja2.Template, *args: object, **kwargs: object) -> str:
+        rendered.append(str(self.name))
+        return template_render(self, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Template, "render", counting_render)
     render_site(synthetic.store_path, site)
     assert archived == [f"{recorded.match_id}.jsonl.gz"], "the new log appended alone"
+    # Only the pages of the list whose rows changed are rendered again: the new result's
+    # page and its deal partner's (whose net points it completes); nothing that moves with
+    # every result (the live ratings, the draw probability) is on the list's pages.
+    assert 1 <= rendered.count("matches.html") <= 2, rendered.count("matches.html")
     after = {p.name: p.read_bytes() for p in site.glob("matches*.html")}
     last = f"matches-{-(-len(synthetic.matches) // PER_PAGE)}.html"
     changed = {name for name in before if before[name] != after[name]}
