@@ -19,8 +19,11 @@ order-independent in practice; and one fit took 3.3 s for 150 matches and 51 s f
 (10,000 would take minutes, a bootstrap of it hours). This fit takes milliseconds, is
 exactly order-independent, and its bootstrap resamples per-match win matrices (a sparse
 product), so its cost grows with the entrants squared, hardly with the results: fit and
-200 resamples took 0.6 s at 10,000 results (20 bots) and 8.5 s at 50,000 (200 bots) on a
-busy 2-core machine (``python -m benchmarks.standings --scale``). Its posterior would
+200 resamples of 200 bots took 8.5 s at 50,000 results with scipy's L-BFGS, and take about
+1.5 s with the Newton steps of ``fit_strengths`` (``python -m benchmarks.scale``: 1.9 s at
+10,000 results, 1.4 s at 50,000, on a busy 2-core machine). The number of resamples stays
+200 at every size: the 2.5th and 97.5th percentiles of the ranks need about that many,
+and the bootstrap is no longer the slow part. Its posterior would
 also treat every match as independent, which the two matches of a duplicate deal are not.
 
 Uncertainty: the matches are resampled with replacement (``RESAMPLES`` times, with a fixed
