@@ -20,8 +20,8 @@ order-independent in practice; and one fit took 3.3 s for 150 matches and 51 s f
 exactly order-independent, and its bootstrap resamples per-match win matrices (a sparse
 product), so its cost grows with the entrants squared, hardly with the results: fit and
 200 resamples of 200 bots took 8.5 s at 50,000 results with scipy's L-BFGS, and take about
-1.5 s with the Newton steps of ``fit_strengths`` (``python -m benchmarks.scale``: 1.9 s at
-10,000 results, 1.4 s at 50,000, on a busy 2-core machine). The number of resamples stays
+1 s with the Newton steps of ``fit_strengths`` (``python -m benchmarks.scale``: 0.8 s at
+10,000 results, 1.1 s at 50,000, on a busy 2-core machine). The number of resamples stays
 200 at every size: the 2.5th and 97.5th percentiles of the ranks need about that many,
 and the bootstrap is no longer the slow part. Its posterior would
 also treat every match as independent, which the two matches of a duplicate deal are not.
