@@ -292,7 +292,7 @@ def _print_standings(season: Season, store: SeasonStore, console: Console) -> No
     ratings = season_ratings(store)
     names = {int(str(e["id"])): escape(f"{e['name']} {e['version']}")  # a bot names itself
              for e in store.entrants()}
-    matches = store.matches()
+    failed = store.matches(status="failed")
     if not console.is_terminal:  # piped or logged: do not squeeze the table into 80 columns
         console = Console(width=140)
     official = ratings.official
@@ -316,7 +316,6 @@ def _print_standings(season: Season, store: SeasonStore, console: Console) -> No
     if official.unrated:
         console.print("unrated (no match recorded): " + ", ".join(
             names.get(e, "?") for e in official.unrated))
-    failed = [m for m in matches if m["status"] == "failed"]
     if failed:
         console.print(f"{len(failed)} match(es) failed and count for no one: "
                       "`arena season status` says why")

@@ -41,8 +41,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 if TYPE_CHECKING:  # numpy and scipy are imported where tables of 3+ need them: every
     # process that reads the store imports this module (a Dask worker, at its first
@@ -90,12 +91,77 @@ def check_shape(entrants: int, table_size: int, matches_per_group: int,
 
 def schedule(entrants: int, table_size: int, matches_per_group: int,
              duplicate_deals: bool = False) -> list[ScheduledMatch]:
+    """The whole schedule as a list (see ``lazy_schedule`` for large seasons)."""
+    return list(lazy_schedule(entrants, table_size, matches_per_group, duplicate_deals))
+
+
+def lazy_schedule(entrants: int, table_size: int, matches_per_group: int,
+                  duplicate_deals: bool = False) -> Sequence[ScheduledMatch]:
+    """The schedule as a sequence: at two seats each match is computed when asked for
+    (``TwoPlayerSchedule``: nothing is held, match k costs the same for any k); tables of
+    3+ are balanced match after match over the whole season, so they come as a list."""
     check_shape(entrants, table_size, matches_per_group, duplicate_deals)
     if table_size == 2:
-        total = math.comb(entrants, 2) * matches_per_group
-        return [two_player_match(entrants, matches_per_group, duplicate_deals, index)
-                for index in range(total)]
+        return TwoPlayerSchedule(entrants, matches_per_group, duplicate_deals)
     return _table_schedule(entrants, table_size, matches_per_group, duplicate_deals)
+
+
+class TwoPlayerSchedule(Sequence[ScheduledMatch]):
+    """A two-player season's schedule, each match computed from its index on its own (a
+    200-entrant round robin of 4 matches a pair is 79,600 matches: the list took 40 MB)."""
+
+    def __init__(self, entrants: int, matches_per_group: int, duplicate_deals: bool) -> None:
+        self.entrants = entrants
+        self.matches_per_group = matches_per_group
+        self.duplicate_deals = duplicate_deals
+        self.total = math.comb(entrants, 2) * matches_per_group
+
+    def __len__(self) -> int:
+        return self.total
+
+    @overload
+    def __getitem__(self, index: int) -> ScheduledMatch: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[ScheduledMatch]: ...
+
+    def __getitem__(self, index: int | slice) -> ScheduledMatch | list[ScheduledMatch]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.total))]
+        if index < 0:
+            index += self.total
+        return two_player_match(self.entrants, self.matches_per_group, self.duplicate_deals,
+                                index)
+
+    def __iter__(self) -> Iterator[ScheduledMatch]:
+        """Every match in order, a round's pairs computed once (the same matches as
+        ``two_player_match`` index by index: tested)."""
+        entrants, per_group = self.entrants, self.matches_per_group
+        rounds_per_leg = entrants - 1 + entrants % 2
+        index = 0
+        for leg in range(per_group):
+            for round_in_leg in range(rounds_per_leg):
+                round_number = leg * rounds_per_leg + round_in_leg + 1
+                for a, b in circle_round(entrants, round_in_leg):
+                    first, second = (a, b) if (a + b) % 2 else (b, a)
+                    if leg % 2:
+                        first, second = second, first
+                    group = pair_index(entrants, a, b)
+                    identifier = match_id(index, self.total)
+                    if self.duplicate_deals:
+                        deal, chance = leg // 2, f"deal/{group}/{leg // 2}"
+                    else:
+                        deal, chance = leg, identifier
+                    yield ScheduledMatch(identifier, (first, second), chance, group, deal,
+                                         round_number)
+                    index += 1
+
+    def index_of(self, identifier: str) -> int:
+        """The index of the match called ``identifier`` (ValueError if none is)."""
+        index = int(identifier[1:]) - 1 if identifier[1:].isdigit() else -1
+        if not 0 <= index < self.total or match_id(index, self.total) != identifier:
+            raise ValueError(f"{identifier} is not in this schedule")
+        return index
 
 
 # -- two players: the circle method, match by match ------------------------------------------
@@ -113,6 +179,22 @@ def circle_round(entrants: int, round_index: int) -> list[tuple[int, int]]:
     return pairs
 
 
+def circle_pair(entrants: int, round_index: int, table: int) -> tuple[int, int]:
+    """Table ``table`` of ``circle_round(entrants, round_index)``, computed on its own.
+
+    Slot 0 holds the fixed entrant (with an odd count, the bye: then table t is the pair
+    at position t + 1), slot i > 0 holds (i - 1 + round) mod (size - 1), and position p
+    pairs slots p and size - 1 - p."""
+    size = entrants + entrants % 2
+    position = table + entrants % 2
+
+    def slot(i: int) -> int:
+        return size - 1 if i == 0 else (i - 1 + round_index) % (size - 1)
+
+    a, b = slot(position), slot(size - 1 - position)
+    return (a, b) if a < b else (b, a)
+
+
 def pair_index(entrants: int, a: int, b: int) -> int:
     """The index of the pair (a, b), a < b, in ``itertools.combinations`` order."""
     return a * entrants - a * (a + 1) // 2 + (b - a - 1)
@@ -128,7 +210,7 @@ def two_player_match(entrants: int, matches_per_group: int, duplicate_deals: boo
         raise IndexError(f"match {index} of a {total}-match season")
     round_number, table = divmod(index, per_round)
     leg, round_in_leg = divmod(round_number, rounds_per_leg)
-    a, b = circle_round(entrants, round_in_leg)[table]
+    a, b = circle_pair(entrants, round_in_leg, table)
     first, second = (a, b) if (a + b) % 2 else (b, a)
     if leg % 2:
         first, second = second, first

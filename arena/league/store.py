@@ -18,7 +18,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -316,18 +316,21 @@ class SeasonStore:
             assert cursor.lastrowid is not None
             return cursor.lastrowid
 
-    def schedule(self, matches: Sequence[ScheduledMatch], entrant_ids: Sequence[int]) -> None:
-        """Record the schedule; matches not yet played take the current entrant versions."""
+    def schedule(self, matches: Iterable[ScheduledMatch], entrant_ids: Sequence[int],
+                 stamp: str | None = None) -> None:
+        """Record the schedule; matches not yet played take the current entrant versions.
+        ``stamp`` (what the schedule and the versions were) is kept in the same transaction,
+        so that a run finding it unchanged need not record the schedule again."""
         with self.transaction() as db:
-            for match in matches:
-                seats = json.dumps([entrant_ids[e] for e in match.seats])
-                db.execute(
-                    "INSERT INTO matches (match_id, chance, grp, deal, round, seats) "
-                    "VALUES (?,?,?,?,?,?) "
-                    "ON CONFLICT (match_id) DO UPDATE SET seats = excluded.seats "
-                    "WHERE matches.status != 'done'",
-                    (match.match_id, match.chance, match.group, match.deal,
-                     match.round or None, seats))
+            db.executemany(
+                "INSERT INTO matches (match_id, chance, grp, deal, round, seats) "
+                "VALUES (?,?,?,?,?,?) "
+                "ON CONFLICT (match_id) DO UPDATE SET seats = excluded.seats "
+                "WHERE matches.status != 'done' AND matches.seats != excluded.seats",
+                ((match.match_id, match.chance, match.group, match.deal, match.round or None,
+                  json.dumps([entrant_ids[e] for e in match.seats])) for match in matches))
+            if stamp is not None:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('schedule_stamp', ?)", (stamp,))
 
     # -- results -------------------------------------------------------------------------
 
@@ -386,7 +389,7 @@ class SeasonStore:
         """Every seat's result, in schedule order (match id), then seat."""
         return [
             StoredResult(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]),
-                         tuple(json.loads(r[8])))
+                         () if r[8] == "[]" else tuple(json.loads(r[8])))
             for r in self.db.execute(
                 "SELECT match_id, entrant_id, seat, place, score, rounds_won, strikes, "
                 "disqualified, faults FROM results ORDER BY match_id, seat")
@@ -403,16 +406,44 @@ class SeasonStore:
         ]
 
     @_reading
-    def matches(self) -> list[dict[str, Any]]:
+    def matches(self, status: str | None = None, prefix: str | None = None
+                ) -> list[dict[str, Any]]:
+        """The matches in id order; only those with ``status``, or whose id starts with
+        ``prefix`` (the tie-break stage's), when given."""
         columns = ("match_id", "chance", "grp", "deal", "round", "seats", "status", "error",
                    "attempts", "finished_at", "seconds", "decisions", "rounds",
                    "round_limit_reached", "log_path", "log_sha256")
         # A store of an older version, read without migrating it, lacks the newer columns.
         selected = [c if c in self.columns else f"NULL AS {c}" for c in columns]
-        rows = self.db.execute(f"SELECT {', '.join(selected)} FROM matches ORDER BY match_id")
+        conditions, values = [], []
+        if status is not None:
+            conditions.append("status = ?")
+            values.append(status)
+        if prefix is not None:  # a range of the primary key: no scan of the other matches
+            conditions.append("match_id >= ? AND match_id < ?")
+            values += [prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)]
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        rows = self.db.execute(
+            f"SELECT {', '.join(selected)} FROM matches{where} ORDER BY match_id", values)
         out = []
         for row in rows:
             item = dict(zip(columns, row, strict=True))
-            item["seats"] = json.loads(str(item["seats"]))
+            item["seats"] = _seats(str(item["seats"]))
             out.append(item)
         return out
+
+    @_reading
+    def chances(self) -> dict[str, str]:
+        """The deal label of every match with a result (what the ratings read)."""
+        return {str(row[0]): str(row[1]) for row in self.db.execute(
+            "SELECT match_id, chance FROM matches WHERE status = 'done'")}
+
+
+def _seats(text: str) -> list[int]:
+    """A match's seats as stored ("[3, 17]"), read without the JSON parser's cost (a
+    season of 80,000 matches is read at every report) unless it is anything else."""
+    try:
+        return [int(part) for part in text[1:-1].split(",")] if text.startswith("[") else \
+            list(json.loads(text))
+    except ValueError:
+        return list(json.loads(text))

@@ -36,7 +36,7 @@ def is_tiebreak(match_id: str) -> bool:
 
 def played_batches(store: SeasonStore) -> tuple[int, int, bool]:
     """(batches scheduled, tie-break matches scheduled, any of them not yet done)."""
-    rows = [m for m in store.matches() if is_tiebreak(m["match_id"])]
+    rows = store.matches(prefix=PREFIX)
     batches = {str(m["match_id"])[1:4] for m in rows}
     return len(batches), len(rows), any(m["status"] != "done" for m in rows)
 
@@ -96,9 +96,7 @@ def scheduled_tiebreak(store: SeasonStore, entrant_ids: Sequence[int]
     """The tie-break matches already in the store, as scheduled matches (entrant indices)."""
     index_of = {entrant: i for i, entrant in enumerate(entrant_ids)}
     out = []
-    for row in store.matches():
-        if not is_tiebreak(row["match_id"]):
-            continue
+    for row in store.matches(prefix=PREFIX):
         seats = tuple(index_of[e] for e in row["seats"])
         out.append(ScheduledMatch(row["match_id"], seats, row["chance"], row["grp"],
                                   row["deal"], row["round"] or 0))

@@ -12,6 +12,12 @@ a rank, disqualified seats last). Results are applied in schedule order (match i
 in completion order: parallel runs finish in any order, and TrueSkill is order-dependent.
 That is why this is the *running* rating of a season in progress; the official standings
 come from an order-independent fit (``arena.rating.official``).
+
+Speed: a two-player match is rated in closed form (``rate_two``: the library's factor
+graph reduces to one truncated Gaussian, computed here with the library's own v/w
+functions, so the figures agree with ``TrueSkill.rate`` to 1e-9 (tested); about 40 times
+faster, which is what lets a report replay 50,000 results in about a second rather than
+22 s). Tables of three or more go through the library's factor graph.
 """
 
 from __future__ import annotations
@@ -123,6 +129,33 @@ def probability_stronger(upper: Standing, lower: Standing) -> float:
     return 0.5 * (1 + math.erf((upper.mu - lower.mu) / (spread * math.sqrt(2))))
 
 
+def draw_margin(env: trueskill.TrueSkill) -> float:
+    """The margin a two-player difference of performances counts as a draw within."""
+    return float(trueskill.calc_draw_margin(env.draw_probability, 2, env))
+
+
+def rate_two(env: trueskill.TrueSkill, margin: float, first: tuple[float, float],
+             second: tuple[float, float], first_place: int, second_place: int
+             ) -> tuple[tuple[float, float], tuple[float, float]]:
+    """A two-player match in closed form: ((mu, sigma) of ``first``, of ``second``) after
+    it, as ``env.rate`` computes them (tau 0: no drift added before the match)."""
+    if second_place < first_place:  # the library sorts the teams by place, stably
+        after_second, after_first = rate_two(env, margin, second, first, second_place,
+                                             first_place)
+        return after_first, after_second
+    (mu_a, sigma_a), (mu_b, sigma_b) = first, second
+    var_a, var_b = sigma_a * sigma_a, sigma_b * sigma_b
+    c_squared = 2 * env.beta * env.beta + var_a + var_b
+    c = math.sqrt(c_squared)
+    t, epsilon = (mu_a - mu_b) / c, margin / c
+    if first_place == second_place:
+        v, w = env.v_draw(t, epsilon), env.w_draw(t, epsilon)
+    else:
+        v, w = env.v_win(t, epsilon), env.w_win(t, epsilon)
+    return ((mu_a + var_a / c * v, sigma_a * math.sqrt(max(1 - var_a / c_squared * w, 0.0))),
+            (mu_b - var_b / c * v, sigma_b * math.sqrt(max(1 - var_b / c_squared * w, 0.0))))
+
+
 def rate_season(results: Sequence[Outcome], entrant_ids: Sequence[int],
                 draw_probability: float = DRAW_PROBABILITY,
                 inherit: Mapping[int, int] | None = None) -> Leaderboard:
@@ -134,6 +167,7 @@ def rate_season(results: Sequence[Outcome], entrant_ids: Sequence[int],
     env = environment(draw_probability)
     inherit = inherit or {}
     standings = {e: Standing(e) for e in entrant_ids}
+    margin = draw_margin(env)
     by_match: dict[str, list[Outcome]] = defaultdict(list)
     for result in results:
         by_match[result.match_id].append(result)
@@ -144,18 +178,25 @@ def rate_season(results: Sequence[Outcome], entrant_ids: Sequence[int],
             predecessor = inherit.get(player.entrant_id)
             if not player.matches and predecessor in standings:
                 player.mu = standings[predecessor].mu
-        teams = [(env.create_rating(p.mu, p.sigma),) for p in players]
-        rated = env.rate(teams, ranks=[r.place - 1 for r in seats])
+        rated: list[tuple[float, float]]
+        if len(seats) == 2:
+            rated = list(rate_two(env, margin, (players[0].mu, players[0].sigma),
+                                  (players[1].mu, players[1].sigma), seats[0].place,
+                                  seats[1].place))
+        else:
+            teams = [(env.create_rating(p.mu, p.sigma),) for p in players]
+            rated = [(rating.mu, rating.sigma) for (rating,) in
+                     env.rate(teams, ranks=[r.place - 1 for r in seats])]
         winners = sum(1 for r in seats if r.place == 1)
-        for player, result, (rating,) in zip(players, seats, rated, strict=True):
-            player.mu, player.sigma = rating.mu, rating.sigma
+        for player, result, (mu, sigma) in zip(players, seats, rated, strict=True):
+            player.mu, player.sigma = mu, sigma
             player.matches += 1
             player.wins += 1 / winners if result.place == 1 else 0
             player.place_total += result.place
             player.score_total += result.score
             player.faults += len(result.faults)
             player.disqualifications += result.disqualified
-            player.history.append((match_id, rating.mu, rating.sigma))
+            player.history.append((match_id, mu, sigma))
     ordered = sorted(standings.values(), key=lambda s: (-s.conservative, s.entrant_id))
     outranks: list[float | None] = [
         probability_stronger(a, b) for a, b in itertools.pairwise(ordered)]

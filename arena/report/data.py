@@ -136,8 +136,16 @@ class SeasonData:
     revealed_key: str | None = None
     """The season key itself, once the organiser has revealed it (`arena season reveal`)."""
 
+    by_id: dict[str, MatchRow] = field(default_factory=dict)
+
     def bot(self, entrant_id: int) -> Bot:
         return self.bots[entrant_id]
+
+    def match(self, match_id: str) -> MatchRow:
+        """The match called ``match_id`` (a bot page lists hundreds: no scan per row)."""
+        if len(self.by_id) != len(self.matches):
+            self.by_id = {m.match_id: m for m in self.matches}
+        return self.by_id[match_id]
 
 
 def _slug(name: str, version: str, taken: set[str]) -> str:

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import hashlib
 import io
 import json
+import os
 import shutil
 import tarfile
 import zlib
@@ -39,6 +41,43 @@ COLOUR_NAMES = ("red", "yellow", "green", "blue", "wild")
 ASSETS = ("style.css", "replay.js", "tables.js")
 DOWNLOADS = ("standings.csv", "standings.json", "results.csv", "results.json", "logs.tar")
 STATE_FILE = ".render-state.json"
+MATCHES_PER_PAGE = 500
+"""Rows of one page of the match list (about 350 KB): page k holds the season's matches
+k*500+1 to (k+1)*500 in schedule order, so a page's address never changes as the season
+goes on (the schedule is fixed; tie-break matches come after it)."""
+BOT_MATCHES_PER_PAGE = 1000
+"""Rows of one page of a bot's matches: a 200-entrant round robin of 4 matches a pair
+(796 a bot) fits on its bot page."""
+H2H_GRID_LIMIT = 30
+"""Above this many ranked bots the head-to-head page is one row a bot (a 200 x 200 grid
+is 40,000 cells, megabytes); each bot page lists its record against every opponent."""
+
+
+@dataclass(frozen=True)
+class PageLink:
+    """One page of a paginated list, as the pager shows it."""
+
+    number: int
+    href: str
+    """Relative to the folder of the pages it is linked from."""
+    first: str
+    last: str
+    """The first and last match id on the page."""
+
+
+def page_file(base: str, number: int) -> str:
+    """``base``.html for the first page, ``base``-N.html after it (stable addresses)."""
+    return f"{base}.html" if number == 1 else f"{base}-{number}.html"
+
+
+def bot_page_file(slug: str, number: int) -> str:
+    """A bot's page, and its further pages of matches (slugs hold no dot: no clash)."""
+    return f"{slug}.html" if number == 1 else f"{slug}.matches-{number}.html"
+
+
+def _pages(ids: list[str], size: int, name: Any) -> list[PageLink]:
+    return [PageLink(number, name(number), ids[start], ids[min(start + size, len(ids)) - 1])
+            for number, start in enumerate(range(0, len(ids), size), start=1)]
 
 
 def card_html(card: int) -> Markup:
@@ -165,8 +204,29 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     state: dict[str, str] = {"_templates": version}
     rendered = reused = pages = 0
     played = [m for m in data.matches if m.status == "done"]
-    problems = {p.match_id: p for p in map(check_log, played) if p is not None}
-    common = {"season": data, "facts": _facts(data), "log_problems": problems}
+    problems: dict[str, LogProblem] = {}
+    for match in played:
+        # A log checked by an earlier render is not read again while its file is the same
+        # one: same inode, size, modification and change times (any write, rename over
+        # it or touch changes the change time, which no user can set back).
+        stamp = _checked_stamp(match)
+        if stamp is not None and previous.get(f"checked/{match.match_id}") == stamp:
+            state[f"checked/{match.match_id}"] = stamp
+            continue
+        problem = check_log(match)
+        if problem is not None:
+            problems[match.match_id] = problem
+        elif stamp is not None:
+            state[f"checked/{match.match_id}"] = stamp
+    match_pages = _pages([m.match_id for m in data.matches], MATCHES_PER_PAGE,
+                         functools.partial(page_file, "matches"))
+    listed_on = {m.match_id: page_file("matches", index // MATCHES_PER_PAGE + 1)
+                 for index, m in enumerate(data.matches)}
+    grid = len(data.ranked) <= H2H_GRID_LIMIT
+    common = {"season": data, "facts": _facts(data), "log_problems": problems,
+              "listed_on": listed_on, "paginated": len(match_pages) > 1, "grid": grid,
+              "players": _players(data)}
+    common["result_rows"] = _result_rows(data, common["players"])
 
     def write(path: str, template: str, depth: int, **context: Any) -> None:
         nonlocal pages
@@ -226,16 +286,165 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     write("index.html", "standings.html", 0, page="standings",
           chart=season_chart(data.ranked, _season_order(data)),
           failures=_failures(data))
-    write("head-to-head.html", "head_to_head.html", 0, page="h2h")
-    write("matches.html", "matches.html", 0, page="matches")
+    write("head-to-head.html", "head_to_head.html", 0, page="h2h",
+          records=[] if grid else _h2h_records(data))
+    # A page of the match list is rendered again only when something it shows changed
+    # (a season of 80,000 matches has 160 pages; a new result touches one or two).
+    season_key = _list_page_context(data, problems, len(match_pages))
+    for number, chunk in enumerate(_chunks(data.matches, MATCHES_PER_PAGE), start=1):
+        name = page_file("matches", number)
+        key = _list_page_key(version, season_key, number, chunk, problems, listed_on)
+        if previous.get(f"list/{name}") == key and (out / name).exists():
+            state[f"list/{name}"] = key
+            pages += 1
+            continue
+        write(name, "matches.html", 0, page="matches", matches=chunk, pages=match_pages,
+              current=number, per_page=MATCHES_PER_PAGE)
+        state[f"list/{name}"] = key
+    _remove_pages(out, "matches-*.html", {page_file("matches", p.number)
+                                          for p in match_pages})
     for bot in data.bots.values():
+        ids = [r.match_id for r in bot.results]
+        bot_pages = _pages(ids, BOT_MATCHES_PER_PAGE,
+                           functools.partial(bot_page_file, bot.slug))
+        chunks = _chunks(bot.results, BOT_MATCHES_PER_PAGE) or [[]]
         write(f"bots/{bot.slug}.html", "bot.html", 1, page="bot", bot=bot,
               chart=rating_chart(bot, chart_range), positions=_positions(bot),
-              faults=_faults(data, bot))
-    _write_downloads(data, out)
+              faults=_faults(data, bot), results=chunks[0], pages=bot_pages, current=1)
+        for number, chunk in enumerate(chunks[1:], start=2):
+            write(f"bots/{bot_page_file(bot.slug, number)}", "bot_matches.html", 1,
+                  page="bot", bot=bot, results=chunk, pages=bot_pages, current=number)
+        _remove_pages(out / "bots", f"{bot.slug}.matches-*.html",
+                      {p.href for p in bot_pages})
+    _write_downloads(data, out, previous, state)
     state_path.write_text(json.dumps(state, sort_keys=True, indent=0))
     return RenderSummary(pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)))
+
+
+def _players(data: SeasonData) -> Any:
+    """``players(match, root)``: a match's table, each bot linked with its place and
+    score (as the ``match_players`` macro writes it), built once per match and folder
+    depth: the match list and two bot pages show every match, 240,000 rows a season of
+    80,000 matches, and the macro cost about 100 us a row."""
+    made: dict[tuple[str, str], Markup] = {}
+    links = {(b.id, root): Markup('<a href="{}bots/{}.html">{}</a> <span class="muted">{}'
+                                  '</span>').format(root, b.slug, b.name, b.version)
+             for b in data.bots.values() for root in ("", "../")}
+
+    def players(match: MatchRow, root: str) -> Markup:
+        key = (match.match_id, root)
+        if key not in made:
+            parts = []
+            for seat, entrant in enumerate(match.seats):
+                result = match.results[seat] if match.results else None
+                html = Markup('<span class="player">') + links[(entrant, root)]
+                if result is not None:
+                    place = result.place if result.place <= 3 else "n"
+                    html += Markup(' <span class="place place-{}">{}</span> <span class="score">'
+                                   '{}</span>').format(place, result.place, result.score)
+                    if result.disqualified:
+                        html += Markup(' <span class="badge bad" title="disqualified">DQ'
+                                       '</span>')
+                parts.append(html + Markup("</span>"))
+            made[key] = Markup('<span class="vs"> · </span>').join(parts)
+        return made[key]
+
+    return players
+
+
+def _result_rows(data: SeasonData, players: Any) -> Any:
+    """``result_rows(results, root)``: the rows of a bot's list of matches, written here
+    rather than by a template loop (200 bot pages of 500 rows: seconds in Jinja)."""
+
+    def result_rows(results: list[Any], root: str) -> Markup:
+        rows = []
+        for result in results:
+            match = data.match(result.match_id)
+            slugs = "".join(f"{data.bot(e).slug} " for e in match.seats)
+            place = result.place if result.place <= 3 else "n"
+            rows.append(Markup(
+                '<tr data-bots="{}"><th scope="row"><a href="{}matches/{}.html">{}</a></th>'
+                '<td class="num">{}</td><td><span class="place place-{}">{}</span></td>'
+                '<td class="num">{}</td><td>{}</td></tr>').format(
+                    slugs, root, result.match_id, result.match_id, result.seat, place,
+                    result.place, result.score, players(match, root)))
+        return Markup("\n").join(rows)
+
+    return result_rows
+
+
+def _list_page_context(data: SeasonData, problems: dict[str, LogProblem], pages: int
+                       ) -> str:
+    """What every page of the match list shows besides its rows."""
+    bots = sorted((b.id, b.name, b.version, b.slug) for b in [*data.ranked, *data.unrated])
+    # Nothing that moves with every result (the live ratings, the calibrated draw
+    # probability: the footer gives it on the standings page only), or every page would.
+    return repr((data.name, bots, sorted(data.settings.items()), data.tiebreak,
+                 len(data.matches), pages,
+                 sorted((p.match_id, p.kind, p.detail) for p in problems.values())))
+
+
+def _list_page_key(version: str, context: str, number: int, rows: list[MatchRow],
+                   problems: dict[str, LogProblem], listed_on: dict[str, str]) -> str:
+    """The digest of everything one page of the match list shows."""
+    digest = hashlib.sha256(f"{version}\0{context}\0{number}".encode())
+    for m in rows:
+        digest.update(repr((
+            m.match_id, m.status, m.round, m.seats, m.chance,
+            [(r.entrant_id, r.place, r.score, r.disqualified, len(r.faults))
+             for r in m.results],
+            [(other, listed_on.get(other)) for other in m.deal_matches], m.net, m.rounds,
+            m.round_limit_reached, m.decisions, m.seconds, m.finished_at, m.error,
+            bool(m.log_path), m.match_id in problems)).encode())
+    return digest.hexdigest()
+
+
+def _chunks(items: list[Any], size: int) -> list[list[Any]]:
+    return [items[start:start + size] for start in range(0, len(items), size)]
+
+
+def _remove_pages(folder: Path, pattern: str, keep: set[str]) -> None:
+    """Pages of a list that has fewer pages now (a site rendered from another store)."""
+    for stale in folder.glob(pattern):
+        if stale.name not in keep:
+            stale.unlink(missing_ok=True)
+
+
+def _h2h_records(data: SeasonData) -> list[dict[str, Any]]:
+    """One row a bot for a large season's head-to-head page: its record over every
+    opponent, its best and worst opponent, and its duplicate deals."""
+    rows = []
+    for bot in data.ranked:
+        met = [(other, data.head_to_head.get((bot.id, other.id))) for other in data.ranked
+               if other.id != bot.id]
+        records = [(other, h) for other, h in met if h is not None and h.meetings]
+        meetings = sum(h.meetings for _, h in records)
+        wins = sum(h.wins for _, h in records)
+        best = max(records, key=lambda item: (item[1].rate, item[1].meetings), default=None)
+        worst = min(records, key=lambda item: (item[1].rate, -item[1].meetings),
+                    default=None)
+        deals = sum(h.deals for _, h in records)
+        rows.append({
+            "bot": bot, "opponents": len(records), "of": len(met), "meetings": meetings,
+            "wins": wins, "rate": wins / meetings if meetings else None,
+            "best": best, "worst": worst, "deals": deals,
+            "deals_ahead": sum(h.deals_ahead for _, h in records),
+            "deals_even": sum(h.deals_even for _, h in records),
+            "net_points": sum(h.net_points for _, h in records)})
+    return rows
+
+
+def _checked_stamp(match: MatchRow) -> str | None:
+    """What a log's check is reused under (None: no recorded SHA-256 or no file)."""
+    if not match.log_sha256 or not match.log_path:
+        return None
+    try:
+        stat = Path(match.log_path).stat()
+    except OSError:
+        return None
+    return (f"{match.log_sha256}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:"
+            f"{stat.st_ctime_ns}")
 
 
 def _log_key(version: str, log: Path) -> str:
@@ -304,7 +513,8 @@ def _csv(rows: list[dict[str, Any]]) -> bytes:
     return buffer.getvalue().encode()
 
 
-def _write_downloads(data: SeasonData, out: Path) -> None:
+def _write_downloads(data: SeasonData, out: Path, previous: dict[str, str],
+                     state: dict[str, str]) -> None:
     """Standings and results as CSV and JSON, and every log in one archive; the same
     store gives the same bytes (the archive's entries carry no time of their own)."""
     standings = standings_rows(data)
@@ -316,17 +526,62 @@ def _write_downloads(data: SeasonData, out: Path) -> None:
         {"season": data.name, "standings": standings, "cannot_separate": groups,
          "unrated": [b.name for b in data.unrated], "matches": data.counts},
         indent=1) + "\n").encode())
-    _replace(out / "results.json", (json.dumps(
-        {"season": data.name, "results": results}, indent=1) + "\n").encode())
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as archive:
-        for log in sorted((out / "logs").glob("*.jsonl.gz")):
-            info = tarfile.TarInfo(f"{data.name}-logs/{log.name}")
-            info.size = log.stat().st_size
-            info.mode = 0o644
-            with log.open("rb") as handle:
-                archive.addfile(info, handle)
-    _replace(out / "logs.tar", buffer.getvalue())
+    # One result a line: json's C encoder (an indent makes it fall back to its pure-Python
+    # one, 10 s for 100,000 rows), still readable line by line.
+    encode = json.JSONEncoder().encode
+    lines = ",\n".join(encode(row) for row in results)
+    _replace(out / "results.json", (
+        f'{{"season": {encode(data.name)}, "results": [\n{lines}\n]}}\n').encode())
+    _write_archive(data.name, out, previous, state)
+
+
+def _listing_digest(entries: list[tuple[str, int, str]]) -> str:
+    return hashlib.sha256(repr(entries).encode()).hexdigest()
+
+
+def _write_archive(name: str, out: Path, previous: dict[str, str],
+                   state: dict[str, str]) -> None:
+    """Every log in ``logs.tar``, in name order. When the logs it already holds are still
+    the first ones, unchanged (the usual case: new matches come later in the schedule),
+    the new ones are appended to it, with the same bytes a whole rebuild would give,
+    rather than every log of the season read and written again."""
+    logs = sorted((out / "logs").glob("*.jsonl.gz"))
+    # A copy is known by its match's page key (its source log's size and time): the same
+    # in any output folder, so the state file stays a function of the season.
+    entries = [(log.name, log.stat().st_size,
+                state.get(log.name.removesuffix(".jsonl.gz"), "")) for log in logs]
+    target = out / "logs.tar"
+    known = previous.get("archive/logs.tar", "")
+    count, _, digest = known.partition(":")
+    held = int(count) if count.isdigit() else -1
+    state["archive/logs.tar"] = f"{len(entries)}:{_listing_digest(entries)}"
+    if target.is_file() and 0 <= held <= len(entries) and digest == _listing_digest(
+            entries[:held]) and target.stat().st_size == _archive_size(entries[:held]):
+        if held == len(entries):
+            return
+        with tarfile.open(target, mode="a", format=tarfile.USTAR_FORMAT) as archive:
+            _add_logs(archive, name, logs[held:])
+        return
+    partial = target.with_name(f".{target.name}.partial")
+    with tarfile.open(partial, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        _add_logs(archive, name, logs)
+    os.replace(partial, target)
+
+
+def _add_logs(archive: tarfile.TarFile, name: str, logs: list[Path]) -> None:
+    for log in logs:
+        info = tarfile.TarInfo(f"{name}-logs/{log.name}")
+        info.size = log.stat().st_size
+        info.mode = 0o644
+        with log.open("rb") as handle:
+            archive.addfile(info, handle)
+
+
+def _archive_size(entries: list[tuple[str, int, str]]) -> int:
+    """The size of a USTAR archive of these files, as tarfile writes it."""
+    blocks = sum(1 + -(-size // tarfile.BLOCKSIZE) for _, size, _ in entries) + 2
+    size = blocks * tarfile.BLOCKSIZE
+    return -(-size // tarfile.RECORDSIZE) * tarfile.RECORDSIZE
 
 
 def _duration(seconds: float | None) -> str:

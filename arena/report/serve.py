@@ -4,14 +4,44 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gzip
 import http.server
+import io
 import json
+import os
+import urllib.parse
+from http import HTTPStatus
 from pathlib import Path
+from typing import BinaryIO
 
 from markupsafe import escape
 
+COMPRESSIBLE = ("text/", "application/javascript", "application/json", "image/svg+xml")
+"""Content types sent gzipped to a client that accepts it (logs are gzip already)."""
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+
+def accepts_gzip(header: str | None) -> bool:
+    """Whether an Accept-Encoding header allows gzip (``gzip;q=0`` refuses it)."""
+    for item in (header or "").split(","):
+        name, _, parameters = item.strip().partition(";")
+        if name.strip().lower() not in ("gzip", "*"):
+            continue
+        quality = parameters.strip().lower()
+        if quality.startswith("q="):
+            try:
+                return float(quality[2:]) > 0
+            except ValueError:
+                return False
+        return True
+    return False
+
+
+class _SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the site's own pages only: no file or folder whose name starts with a dot
+    (``.render-state.json``), nothing a link leads outside the site to, no directory
+    listing (a folder without index.html is 404), and text compressed with gzip for
+    clients that accept it."""
+
     def log_message(self, format: str, *args: object) -> None:
         pass
 
@@ -19,8 +49,55 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         super().end_headers()
 
+    def list_directory(self, path: str | os.PathLike[str]) -> io.BytesIO | None:
+        self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+        return None
 
-class _SeasonsHandler(_QuietHandler):
+    def _refused(self, path: str) -> bool:
+        """A dotted name in the address, or a file outside the site's folder."""
+        address = urllib.parse.unquote(urllib.parse.urlsplit(self.path).path)
+        if any(part.startswith(".") for part in address.split("/")):
+            return True
+        root = os.path.realpath(self.directory)
+        real = os.path.realpath(path)
+        inside = real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+        return not inside or any(
+            part.startswith(".") for part in os.path.relpath(real, root).split(os.sep)
+            if part != os.curdir)
+
+    def send_head(self) -> io.BytesIO | BinaryIO | None:
+        path = self.translate_path(self.path)
+        if self._refused(path):
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return None
+        if os.path.isdir(path):
+            index = os.path.join(path, "index.html")
+            if not urllib.parse.urlsplit(self.path).path.endswith("/") or (
+                    not os.path.isfile(index)):
+                return super().send_head()  # the redirect to "folder/", or the 404
+            path = index
+        content_type = self.guess_type(path)
+        if not (accepts_gzip(self.headers.get("Accept-Encoding"))
+                and content_type.startswith(COMPRESSIBLE) and os.path.isfile(path)):
+            return super().send_head()
+        try:
+            with open(path, "rb") as handle:
+                stat = os.fstat(handle.fileno())
+                body = gzip.compress(handle.read(), compresslevel=6, mtime=0)
+        except OSError:
+            self.send_error(HTTPStatus.NOT_FOUND, "File not found")
+            return None
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Vary", "Accept-Encoding")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Last-Modified", self.date_time_string(int(stat.st_mtime)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+
+class _SeasonsHandler(_SiteHandler):
     """Serves a folder of season sites, answering / with an index of them."""
 
     def do_GET(self) -> None:
@@ -98,6 +175,6 @@ def make_server(directory: Path, port: int = 8000, host: str = "127.0.0.1"
     """Serve ``directory``: a site, or (no index.html in it) a folder of season sites
     with an index of them at /."""
     several = not (directory / "index.html").exists() and season_sites(directory)
-    handler = functools.partial(_SeasonsHandler if several else _QuietHandler,
+    handler = functools.partial(_SeasonsHandler if several else _SiteHandler,
                                 directory=str(directory))
     return http.server.ThreadingHTTPServer((host, port), handler)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.rating import ENVIRONMENT, Leaderboard, Outcome, Standing, rate_season
-from arena.rating.trueskill_ratings import probability_stronger
+from arena.rating.trueskill_ratings import draw_margin, environment, probability_stronger, rate_two
 from arena.rules.scoring import places
 
 
@@ -236,3 +236,36 @@ def test_probability_stronger_is_phi_of_the_standardised_difference(
     assert probability + probability_stronger(lower, upper) == pytest.approx(1)
     if mu1 > mu2 + 1e-6:
         assert probability > 0.5
+
+
+# -- the closed-form two-player update ------------------------------------------------------
+
+
+@pytest.mark.parametrize("draw_probability", [0.001, 0.01, 0.2])
+def test_two_player_closed_form_is_the_librarys_update(draw_probability: float) -> None:
+    env = environment(draw_probability)
+    margin = draw_margin(env)
+    rng = random.Random(11)
+    for _ in range(500):
+        first = (rng.uniform(5, 45), rng.uniform(0.5, 25 / 3))
+        second = (rng.uniform(5, 45), rng.uniform(0.5, 25 / 3))
+        places_ = rng.choice([(1, 2), (2, 1), (1, 1)])
+        (a,), (b,) = env.rate([(env.create_rating(*first),), (env.create_rating(*second),)],
+                              ranks=[places_[0] - 1, places_[1] - 1])
+        after_first, after_second = rate_two(env, margin, first, second, *places_)
+        assert after_first == pytest.approx((a.mu, a.sigma), abs=1e-9)
+        assert after_second == pytest.approx((b.mu, b.sigma), abs=1e-9)
+
+
+def test_a_two_player_season_matches_the_library_match_by_match() -> None:
+    rng = random.Random(4)
+    results: list[Outcome] = []
+    for index in range(300):
+        a, b = rng.sample(range(6), 2)
+        ahead = rng.choice([(1, 2), (2, 1), (1, 1)])
+        results += match(f"m{index + 1:05d}", (a, ahead[0]), (b, ahead[1]))
+    reference = sequential(results)
+    rated = by_entrant(rate_season(results, range(6)))
+    for entrant, rating in reference.items():
+        assert rated[entrant].mu == pytest.approx(rating.mu, abs=1e-8)
+        assert rated[entrant].sigma == pytest.approx(rating.sigma, abs=1e-8)

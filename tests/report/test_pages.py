@@ -329,8 +329,13 @@ def test_bot_page(season: SeasonRun, view: StoreView, name: str) -> None:
         other = by_name[row[0].find("a").text]
         wins, meetings = h2h[(entrant_id, other)]
         low, high = wilson(wins, meetings)
-        assert [c.text for c in row[1:]] == [f"{wins:g}", str(meetings), pct(wins / meetings),
-                                              f"{pct(low)}{DASH}{pct(high)}"]
+        assert [c.text for c in row[1:5]] == [f"{wins:g}", str(meetings),
+                                               pct(wins / meetings),
+                                               f"{pct(low)}{DASH}{pct(high)}"]
+        # Duplicate deals (this season's default): deals ahead / even / behind, net points.
+        ahead, even, behind = (int(n) for n in row[5].text.split(" / "))
+        assert ahead + even + behind == meetings // 2
+        assert re.fullmatch(r"[+-]\d+", row[6].text)
 
     # By seat position.
     positions = table_rows(page.find("table", class_="positions"))

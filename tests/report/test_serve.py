@@ -1,0 +1,130 @@
+"""`arena serve` (issue 19): gzip for clients that accept it, and nothing but the site's own
+pages: no internal file (`.render-state.json`, any dotted name), nothing outside the site's
+folder (a link out, `..`), no directory listing. Real HTTP requests to a running server."""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.report.serve import accepts_gzip, make_server
+
+PAGE = "<!doctype html><title>standings</title>" + "<p>row</p>" * 2000
+
+
+@pytest.fixture()
+def site(tmp_path: Path) -> Iterator[tuple[Path, int]]:
+    root = tmp_path / "site"
+    (root / "assets").mkdir(parents=True)
+    (root / "bots").mkdir()
+    (root / "logs").mkdir()
+    (root / "empty").mkdir()
+    (root / "index.html").write_text(PAGE)
+    (root / "bots" / "a.html").write_text(PAGE.replace("standings", "bot a"))
+    (root / "assets" / "tables.js").write_text("console.log('tables');\n" * 200)
+    (root / ".render-state.json").write_text('{"_templates": "secret"}')
+    (root / "bots" / ".hidden.html").write_text("hidden")
+    (root / "logs" / "m00001.jsonl.gz").write_bytes(gzip.compress(b'{"type": "header"}\n'))
+    outside = tmp_path / "outside.html"
+    outside.write_text("the organiser's own file")
+    os.symlink(outside, root / "link.html")
+    os.symlink(tmp_path, root / "up")
+    server = make_server(root, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield root, server.server_port
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def get(port: int, path: str, method: str = "GET", **headers: str
+        ) -> tuple[int, dict[str, str], bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request(method, path, headers=headers)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+def test_pages_are_gzipped_for_clients_that_accept_it(site: tuple[Path, int]) -> None:
+    root, port = site
+    for path, file in (("/", "index.html"), ("/index.html", "index.html"),
+                       ("/bots/a.html", "bots/a.html"), ("/assets/tables.js", "assets/tables.js")):
+        status, headers, body = get(port, path, **{"Accept-Encoding": "gzip, deflate"})
+        assert status == 200, path
+        assert headers["content-encoding"] == "gzip"
+        assert headers["vary"] == "Accept-Encoding"
+        assert int(headers["content-length"]) == len(body) < (root / file).stat().st_size / 5
+        assert gzip.decompress(body) == (root / file).read_bytes()
+
+
+def test_pages_are_plain_for_other_clients(site: tuple[Path, int]) -> None:
+    root, port = site
+    for headers in ({}, {"Accept-Encoding": "identity"}, {"Accept-Encoding": "gzip;q=0"}):
+        status, answer, body = get(port, "/index.html", **headers)
+        assert status == 200
+        assert "content-encoding" not in answer
+        assert body == (root / "index.html").read_bytes()
+
+
+def test_head_gives_the_headers_of_get(site: tuple[Path, int]) -> None:
+    _, port = site
+    status, headers, body = get(port, "/index.html", "HEAD", **{"Accept-Encoding": "gzip"})
+    _, full, content = get(port, "/index.html", **{"Accept-Encoding": "gzip"})
+    assert status == 200 and body == b""
+    assert headers["content-length"] == full["content-length"] == str(len(content))
+
+
+def test_logs_are_sent_as_they_are(site: tuple[Path, int]) -> None:
+    """A gzip file is not compressed again (nor declared as an encoding the browser would
+    undo): the download is the log's own bytes."""
+    root, port = site
+    status, headers, body = get(port, "/logs/m00001.jsonl.gz", **{"Accept-Encoding": "gzip"})
+    assert status == 200
+    assert "content-encoding" not in headers
+    assert body == (root / "logs" / "m00001.jsonl.gz").read_bytes()
+
+
+@pytest.mark.parametrize("path", [
+    "/.render-state.json", "/%2erender-state.json", "/bots/.hidden.html",
+    "/bots/%2Ehidden.html", "/./.render-state.json", "/bots/../.render-state.json",
+    "/assets/", "/empty/", "/bots/", "/link.html", "/up/outside.html", "/up/",
+    "/../outside.html", "/%2e%2e/outside.html", "/missing.html",
+])
+def test_internal_files_outside_files_and_listings_are_404(site: tuple[Path, int],
+                                                           path: str) -> None:
+    _, port = site
+    for headers in ({}, {"Accept-Encoding": "gzip"}):
+        status, _, body = get(port, path, **headers)
+        assert status == 404, f"{path} answered {status}"
+        assert b"secret" not in body and b"organiser" not in body and b"row" not in body
+
+
+def test_a_folder_without_its_slash_is_redirected_then_refused(site: tuple[Path, int]) -> None:
+    _, port = site
+    status, headers, _ = get(port, "/empty")
+    assert status == 301 and headers["location"] == "/empty/"
+
+
+def test_accept_encoding_parsing() -> None:
+    assert accepts_gzip("gzip")
+    assert accepts_gzip("deflate, gzip;q=0.5")
+    assert accepts_gzip("*")
+    assert accepts_gzip("GZIP")
+    assert not accepts_gzip(None)
+    assert not accepts_gzip("")
+    assert not accepts_gzip("br, deflate")
+    assert not accepts_gzip("gzip;q=0")
+    assert not accepts_gzip("gzip;q=0.0")
+    assert not accepts_gzip("gzip;q=nonsense")
