@@ -245,3 +245,24 @@ def test_the_fit_is_the_maximum_likelihood_choix_finds() -> None:
     theirs = choix.ilsr_pairwise_dense(wins + PRIOR_TIE * (1 - np.eye(5)), max_iter=10_000,
                                        tol=1e-12)
     assert np.allclose(ours, theirs - theirs.mean(), atol=1e-6)
+
+
+def test_the_fit_survives_a_start_far_from_the_maximum() -> None:
+    """Lopsided results and a far start (a bootstrap resample warm-started from the full
+    fit can be both): the comparisons' weights underflow and the Newton matrix loses its
+    Cholesky factor in floating point. The fit still reaches choix's maximum (the season
+    run of a 6-bot test season crashed here with LinAlgError before)."""
+    import choix
+    import numpy as np
+
+    from arena.rating.official import PRIOR_TIE, fit_strengths
+
+    wins = np.array([[0, 49, 7, 0, 22, 30], [0, 0, 3, 5, 3, 55], [0, 0, 0, 17, 0, 14],
+                     [58, 2, 2, 0, 14, 0], [0, 2, 17, 7, 0, 21], [0, 0, 11, 25, 22, 0]],
+                    dtype=float)
+    start = np.array([1.09, -12.27, -6.83, -0.72, -9.45, -0.98])
+    theirs = choix.ilsr_pairwise_dense(wins + PRIOR_TIE * (1 - np.eye(6)), max_iter=10_000,
+                                       tol=1e-12)
+    for begin in (start, 4 * start, None):
+        ours = fit_strengths(wins, begin)
+        assert np.allclose(ours, theirs - theirs.mean(), atol=1e-6), begin
