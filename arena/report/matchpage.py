@@ -515,3 +515,62 @@ def match_summary(records: list[dict[str, Any]], model: MatchModel,
             "chance": header.get("key_label") or (
                 f"public seed {header['seed']}" if "seed" in header else ""),
             "round_limit_reached": bool((result or {}).get("round_limit_reached"))}
+
+
+# -- a bot's think time over the season -------------------------------------------------
+
+def seat_think_medians(model: MatchModel) -> list[float | None]:
+    """Each seat's median think time in the match (ms), None for a seat with no timed
+    decision (bots in-process, an older log, a bot disqualified at once)."""
+    per_seat: list[list[float]] = [[] for _ in model.names]
+    for view in model.data["decisions"]:
+        if "l" in view:
+            per_seat[view["s"]].append(float(view["l"]))
+    return [statistics.median(times) if times else None for times in per_seat]
+
+
+BOT_TIME_POINTS = 400
+"""A bot's think-time chart shows at most this many matches (evenly picked)."""
+
+
+def bot_time_chart(name: str, medians: Sequence[float | None], deadline_ms: float
+                   ) -> Markup:
+    """A bot's median think time per match over the season, in schedule order, on a log
+    scale against the deadline (as lichess's move-times chart, a point a match)."""
+    points = [(index, value) for index, value in enumerate(medians) if value is not None]
+    if not points:
+        return Markup('<p class="muted">No timings for this bot\'s matches (bots '
+                      'in-process, or older logs).</p>')
+    if len(points) > BOT_TIME_POINTS:
+        step = len(points) / BOT_TIME_POINTS
+        points = [points[int(i * step)] for i in range(BOT_TIME_POINTS)]
+    top = max([deadline_ms, FLOOR_MS * 10] + [value for _, value in points])
+    height, base, span = 180, 150, 126
+    inner = CHART_WIDTH - CHART_LEFT - CHART_RIGHT
+    last = max(len(medians) - 1, 1)
+
+    def y(value: float) -> float:
+        value = min(max(value, FLOOR_MS), top)
+        return base - span * math.log(value / FLOOR_MS) / math.log(top / FLOOR_MS)
+
+    parts = [f'<svg class="chart bot-time-chart" viewBox="0 0 {CHART_WIDTH} {height}" '
+             'role="img" aria-labelledby="bot-time-title" xmlns="http://www.w3.org/2000/svg">',
+             f'<title id="bot-time-title">{escape(name)}: median think time per match '
+             f'({len(points)} matches)</title>',
+             f'<line x1="{CHART_LEFT}" x2="{CHART_WIDTH - CHART_RIGHT}" y1="{base}" '
+             f'y2="{base}" class="grid"/>',
+             f'<line x1="{CHART_LEFT}" x2="{CHART_WIDTH - CHART_RIGHT}" '
+             f'y1="{y(deadline_ms):.1f}" y2="{y(deadline_ms):.1f}" class="deadline"/>',
+             f'<text x="{CHART_LEFT - 4}" y="{y(deadline_ms) + 4:.1f}" class="tick" '
+             f'text-anchor="end">{deadline_ms:g} ms</text>',
+             f'<text x="{CHART_LEFT - 4}" y="{base + 4}" class="tick" '
+             f'text-anchor="end">{FLOOR_MS:g} ms</text>',
+             f'<text x="{CHART_LEFT + inner / 2:.0f}" y="{height - 4}" class="tick" '
+             'text-anchor="middle">matches, in schedule order</text>']
+    for index, value in points:
+        x = CHART_LEFT + inner * index / last
+        parts.append(f'<circle class="point" cx="{x:.1f}" cy="{y(value):.1f}" r="2.5">'
+                     f'<title>match {index + 1}: {value:.1f} ms</title></circle>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+

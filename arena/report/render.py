@@ -33,7 +33,13 @@ from markupsafe import Markup
 
 from arena.report.charts import rating_chart, season_chart
 from arena.report.data import Bot, MatchRow, SeasonData, load_season_data, read_match_log
-from arena.report.matchpage import bot_stderr, read_model, write_match_pages
+from arena.report.matchpage import (
+    bot_stderr,
+    bot_time_chart,
+    read_model,
+    seat_think_medians,
+    write_match_pages,
+)
 from arena.rules.cards import CARD_COLOUR, CARD_NAMES
 from arena.rules.narration import card_words, describe_rules, variant_lines
 
@@ -246,6 +252,8 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
         if previous.get(match.match_id) == key and (
                 out / "matches" / f"{match.match_id}.html").exists():
             state[match.match_id] = key
+            if f"time/{match.match_id}" in previous:
+                state[f"time/{match.match_id}"] = previous[f"time/{match.match_id}"]
             reused += 1
             pages += 2
             continue
@@ -264,6 +272,9 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                 f"lines hold ({type(error).__name__}: {error})", str(log))
             continue
         state[match.match_id] = key
+        # Each seat's median think time, kept for the bots' charts (a reused match's
+        # log is not read again).
+        state[f"time/{match.match_id}"] = json.dumps(seat_think_medians(model))
         write_match_pages(write, out, model, match.match_id, header=records[0],
                           standing=_standing(data, match),
                           summary={"rounds": match.rounds, "decisions": match.decisions,
@@ -283,6 +294,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                       out / "logs" / f"{match.match_id}.jsonl.gz"):
             stale.unlink(missing_ok=True)
     chart_range = _chart_range(data)
+    deadline_ms = 1000 * float(data.settings.get("limits", {}).get("decision_deadline") or 1.0)
     write("index.html", "standings.html", 0, page="standings",
           chart=season_chart(data.ranked, _season_order(data)),
           failures=_failures(data))
@@ -309,7 +321,9 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                            functools.partial(bot_page_file, bot.slug))
         chunks = _chunks(bot.results, BOT_MATCHES_PER_PAGE) or [[]]
         write(f"bots/{bot.slug}.html", "bot.html", 1, page="bot", bot=bot,
-              chart=rating_chart(bot, chart_range), positions=_positions(bot),
+              chart=rating_chart(bot, chart_range),
+              time_chart=bot_time_chart(bot.name, _think_times(bot, state), deadline_ms),
+              positions=_positions(bot),
               faults=_faults(data, bot), results=chunks[0], pages=bot_pages, current=1)
         for number, chunk in enumerate(chunks[1:], start=2):
             write(f"bots/{bot_page_file(bot.slug, number)}", "bot_matches.html", 1,
@@ -320,6 +334,17 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     state_path.write_text(json.dumps(state, sort_keys=True, indent=0))
     return RenderSummary(pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)))
+
+
+def _think_times(bot: Bot, state: dict[str, str]) -> list[float | None]:
+    """The bot's median think time in each of its matches (schedule order), from the
+    medians the match pages' render kept (None: no timing)."""
+    times: list[float | None] = []
+    for result in bot.results:
+        kept = state.get(f"time/{result.match_id}")
+        medians = json.loads(kept) if kept else []
+        times.append(medians[result.seat] if result.seat < len(medians) else None)
+    return times
 
 
 def _players(data: SeasonData) -> Any:

@@ -91,3 +91,38 @@ def test_bad_logs_are_listed_and_the_rest_is_rendered(six: Path, tmp_path: Path)
     assert "Final standing" in (site / "matches" / "m00004.html").read_text()
     assert (site / "replays" / "m00004.html").is_file()
     links_resolve(site)
+
+
+def test_bot_pages_chart_think_time_across_incremental_renders(six: Path,
+                                                                tmp_path: Path) -> None:
+    """Issue 22: each bot page charts the bot's median think time per match (the match
+    pages chart every decision); a render that reuses every match page (their logs are
+    not read again) shows the same chart."""
+    import shutil
+
+    shutil.copytree(six.parent, tmp_path, dirs_exist_ok=True)
+    path = tmp_path / six.name
+    path.write_text(six.read_text().replace(str(six.parent), str(tmp_path)))
+    runs = tmp_path / "small-runs"
+    with contextlib.closing(sqlite3.connect(runs / "season.sqlite")) as db, db:
+        db.execute("UPDATE matches SET log_path = replace(log_path, ?, ?)",
+                   (str(six.parent), str(tmp_path)))
+    site = tmp_path / "small-site"
+    shutil.rmtree(site, ignore_errors=True)
+    pages = {}
+    for attempt in ("fresh", "reused"):
+        report = arena("report", path)
+        assert report.returncode == 0, report.stdout + report.stderr
+        if attempt == "reused":
+            assert "0 rendered" in report.stdout or "(0 matches rendered" in report.stdout, \
+                report.stdout
+        pages[attempt] = {p.name: p.read_text() for p in (site / "bots").glob("*.html")}
+    assert pages["fresh"] == pages["reused"]
+    for name, html in pages["fresh"].items():
+        chart = html.split('class="chart bot-time-chart"', 1)
+        assert len(chart) == 2, f"{name}: no think-time chart"
+        points = re.findall(r'<circle class="point"[^>]*><title>match \d+: ([\d.]+) ms',
+                            chart[1].split("</svg>", 1)[0])
+        # Every bot of the six-match season played 4 matches, each timed (real bots).
+        assert len(points) == 4, (name, points)
+        assert all(0 < float(ms) < 1000 for ms in points), points

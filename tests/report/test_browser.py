@@ -232,7 +232,7 @@ def test_navigate_and_step_through_a_replay(chromium: Chromium, site: str, seaso
         page.locator(f'table.standings tbody th a:text-is("{bot}")').click()
         page.wait_for_url(re.compile(r"/bots/[^/]+\.html$"))
         expect(page.locator("h1")).to_contain_text(bot)
-        expect(page.locator("svg.chart title")).to_contain_text(bot)
+        expect(page.locator("svg.chart title#chart-title")).to_contain_text(bot)
         screenshot(page, shots, "2-bot")
 
         # Bot page -> match page.

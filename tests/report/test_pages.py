@@ -753,11 +753,13 @@ def test_accessibility_basics(season: SeasonRun) -> None:
             assert svg.find("title").text, where
         for button in page.find_all("button"):
             assert button.text or button.attrs.get("aria-label"), where
-    # Each bot page has exactly one chart, and it is labelled.
+    # Each bot page has two charts, its rating history and its think time (issue 22),
+    # each labelled.
     for path in sorted((season.report / "bots").glob("*.html")):
         charts = parse(path).find_all("svg")
-        assert len(charts) == 1
-        assert charts[0].attrs["role"] == "img" and charts[0].find("title").text
+        assert len(charts) == 2
+        for chart in charts:
+            assert chart.attrs["role"] == "img" and chart.find("title").text
 
 
 def test_logo_says_uno_arena_once(season: SeasonRun) -> None:
