@@ -388,7 +388,10 @@ def serve(control_fd: int) -> None:
             except (ValueError, IndexError):  # the child reports it and exits
                 folders = []
             children[pid] = folders
-        control.send(f"P {pid}".encode())
+        # A referee that died meanwhile (Ctrl-C at start-up) breaks the pipe: the next
+        # read finds it gone and cleans up, as for any end of file.
+        with contextlib.suppress(OSError):
+            control.send(f"P {pid}".encode())
 
 
 if __name__ == "__main__":
