@@ -238,6 +238,45 @@ def _entrants(path: Path, reader: _Reader) -> tuple[BotManifest, ...]:
     return tuple(manifests)
 
 
+def match_settings(path: Path, data: dict[str, Any]
+                   ) -> tuple[RuleOptions, Limits, SandboxSettings]:
+    """The ``[rules]``, ``[limits]`` and ``[sandbox]`` tables of a file that plays matches
+    (a season file, a league file): SeasonError naming the file and field."""
+    rules_reader = _Reader(path, "rules", data.get("rules", {}))
+    try:
+        rules = RuleOptions.from_dict(rules_reader.data)
+    except (TypeError, ValueError) as error:
+        raise SeasonError(f"{path}: [rules] {error}") from None
+    limits_reader = _Reader(path, "limits", data.get("limits", {}))
+    defaults = Limits()
+    limits = Limits(
+        decision_deadline=limits_reader.number("decision_deadline",
+                                               defaults.decision_deadline, 0.01),
+        time_bank=limits_reader.number("time_bank", defaults.time_bank, 0),
+        strike_limit=limits_reader.integer("strike_limit", defaults.strike_limit, 1),
+        hello_timeout=limits_reader.number("hello_timeout", defaults.hello_timeout, 0.1),
+    )
+    sandbox_reader = _Reader(path, "sandbox", data.get("sandbox", {}))
+    sandbox_defaults = SandboxSettings()
+    sandbox = SandboxSettings(
+        backend=sandbox_reader.string("backend", sandbox_defaults.backend),
+        memory_mb=sandbox_reader.integer("memory_mb", sandbox_defaults.memory_mb, 64),
+        processes=sandbox_reader.integer("processes", sandbox_defaults.processes, 1),
+        cpu_seconds=sandbox_reader.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1),
+        build_network=sandbox_reader.boolean("build_network", sandbox_defaults.build_network),
+        build_seconds=sandbox_reader.integer("build_seconds", sandbox_defaults.build_seconds, 1),
+        trusted_bots=sandbox_reader.boolean("trusted_bots", sandbox_defaults.trusted_bots),
+        off_turn=sandbox_reader.string("off_turn", sandbox_defaults.off_turn,
+                                       "throttle|freeze|run"),
+    )
+    from arena.sandbox import BACKENDS
+
+    if sandbox.backend not in BACKENDS:
+        raise sandbox_reader.error("backend", " or ".join(f'"{b}"' for b in BACKENDS),
+                                   sandbox.backend)
+    return rules, limits, sandbox
+
+
 def load_season(path: Path | str) -> Season:
     """Read and validate a season file; raises SeasonError naming file, field and fix."""
     path = Path(path)
@@ -288,38 +327,7 @@ def load_season(path: Path | str) -> Season:
                               f"only {', '.join(tls_given)} given")
         files = tuple((path.parent / season.string(n, None)).resolve() for n in tls_names)
         cluster_tls = (files[0], files[1], files[2])
-    rules_reader = _Reader(path, "rules", data.get("rules", {}))
-    try:
-        rules = RuleOptions.from_dict(rules_reader.data)
-    except (TypeError, ValueError) as error:
-        raise SeasonError(f"{path}: [rules] {error}") from None
-    limits_reader = _Reader(path, "limits", data.get("limits", {}))
-    defaults = Limits()
-    limits = Limits(
-        decision_deadline=limits_reader.number("decision_deadline",
-                                               defaults.decision_deadline, 0.01),
-        time_bank=limits_reader.number("time_bank", defaults.time_bank, 0),
-        strike_limit=limits_reader.integer("strike_limit", defaults.strike_limit, 1),
-        hello_timeout=limits_reader.number("hello_timeout", defaults.hello_timeout, 0.1),
-    )
-    sandbox_reader = _Reader(path, "sandbox", data.get("sandbox", {}))
-    sandbox_defaults = SandboxSettings()
-    sandbox = SandboxSettings(
-        backend=sandbox_reader.string("backend", sandbox_defaults.backend),
-        memory_mb=sandbox_reader.integer("memory_mb", sandbox_defaults.memory_mb, 64),
-        processes=sandbox_reader.integer("processes", sandbox_defaults.processes, 1),
-        cpu_seconds=sandbox_reader.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1),
-        build_network=sandbox_reader.boolean("build_network", sandbox_defaults.build_network),
-        build_seconds=sandbox_reader.integer("build_seconds", sandbox_defaults.build_seconds, 1),
-        trusted_bots=sandbox_reader.boolean("trusted_bots", sandbox_defaults.trusted_bots),
-        off_turn=sandbox_reader.string("off_turn", sandbox_defaults.off_turn,
-                                       "throttle|freeze|run"),
-    )
-    from arena.sandbox import BACKENDS
-
-    if sandbox.backend not in BACKENDS:
-        raise sandbox_reader.error("backend", " or ".join(f'"{b}"' for b in BACKENDS),
-                                   sandbox.backend)
+    rules, limits, sandbox = match_settings(path, data)
     output = _Reader(path, "output", data.get("output", {}))
     # Two-player seasons play duplicate deals unless the file says otherwise: it cuts the
     # luck of the cards (each deal is played once from each seat).

@@ -56,7 +56,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from arena.league.season import SandboxSettings
+from arena.league.season import SandboxSettings, SeasonError, match_settings
 from arena.referee.match import Limits
 from arena.rules.options import RuleOptions
 
@@ -290,33 +290,10 @@ def load_league(path: Path | str) -> League:
     )
     validation = _Table(path, "validation", data.get("validation", {}))
 
-    rules_table = _Table(path, "rules", data.get("rules", {}))
     try:
-        rules = RuleOptions.from_dict(rules_table.data)
-    except (TypeError, ValueError) as error:
-        raise LeagueError(f"{path}: [rules] {error}") from None
-    limits_table = _Table(path, "limits", data.get("limits", {}))
-    limit_defaults = Limits()
-    limits = Limits(
-        decision_deadline=limits_table.number("decision_deadline",
-                                              limit_defaults.decision_deadline, 0.01),
-        time_bank=limits_table.number("time_bank", limit_defaults.time_bank, 0),
-        strike_limit=limits_table.integer("strike_limit", limit_defaults.strike_limit, 1),
-        hello_timeout=limits_table.number("hello_timeout", limit_defaults.hello_timeout, 0.1),
-    )
-    sandbox_table = _Table(path, "sandbox", data.get("sandbox", {}))
-    sandbox_defaults = SandboxSettings()
-    sandbox = SandboxSettings(
-        backend=sandbox_table.string("backend", sandbox_defaults.backend),
-        memory_mb=sandbox_table.integer("memory_mb", sandbox_defaults.memory_mb, 64),
-        processes=sandbox_table.integer("processes", sandbox_defaults.processes, 1),
-        cpu_seconds=sandbox_table.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1),
-        build_network=sandbox_table.boolean("build_network", sandbox_defaults.build_network),
-        build_seconds=sandbox_table.integer("build_seconds", sandbox_defaults.build_seconds, 1),
-        trusted_bots=sandbox_table.boolean("trusted_bots", sandbox_defaults.trusted_bots),
-        off_turn=sandbox_table.string("off_turn", sandbox_defaults.off_turn,
-                                      "throttle|freeze|run"),
-    )
+        rules, limits, sandbox = match_settings(path, data)
+    except SeasonError as error:  # the same tables as a season file's, read the same way
+        raise LeagueError(str(error)) from None
     cluster = None
     if "cluster" in data:
         table = _Table(path, "cluster", data["cluster"])
@@ -336,11 +313,6 @@ def load_league(path: Path | str) -> League:
             cluster.security()
         except ClusterSecurityError as error:
             raise LeagueError(f"{path}: [cluster] {error}") from None
-    from arena.sandbox import BACKENDS
-
-    if sandbox.backend not in BACKENDS:
-        raise sandbox_table.error("backend", " or ".join(f'"{b}"' for b in BACKENDS),
-                                  sandbox.backend)
     return League(
         name=name, path=path.resolve(),
         data=(path.parent / league.string("data", f"data/{name}")).resolve(),
