@@ -210,6 +210,30 @@ def _create(path: Path) -> None:
         raise store_trouble(path, error) from None
 
 
+@contextlib.contextmanager
+def write_transaction(db: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connection]:
+    """One write transaction on ``db`` (opened with ``isolation_level=None``): all of it or
+    nothing; a failure to write raises StoreError naming ``path``."""
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error as error:
+        raise store_trouble(path, error) from None
+    try:
+        yield db
+    except BaseException as error:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+        if isinstance(error, sqlite3.OperationalError):
+            raise store_trouble(path, error) from None
+        raise
+    try:
+        db.execute("COMMIT")
+    except sqlite3.Error as error:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+        raise store_trouble(path, error) from None
+
+
 class SeasonStore:
     """A season's store; ``read_only`` for readers (StoreMissing if there is none)."""
 
@@ -267,24 +291,8 @@ class SeasonStore:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; a failure to write raises StoreError, nothing half-done."""
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as error:
-            raise store_trouble(self.path, error) from None
-        try:
-            yield self.db
-        except BaseException as error:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-            if isinstance(error, sqlite3.OperationalError):
-                raise store_trouble(self.path, error) from None
-            raise
-        try:
-            self.db.execute("COMMIT")
-        except sqlite3.Error as error:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-            raise store_trouble(self.path, error) from None
+        with write_transaction(self.db, self.path) as db:
+            yield db
 
     # -- set-up --------------------------------------------------------------------------
 

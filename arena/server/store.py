@@ -13,7 +13,6 @@ The file is created 0600: it holds the token hashes and the secret keys.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
@@ -28,7 +27,7 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from arena.league.store import MatchRecord, StoreError, store_trouble
+from arena.league.store import MatchRecord, StoreError, store_trouble, write_transaction
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -272,24 +271,8 @@ class LeagueStore:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: all of it or nothing."""
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as error:
-            raise store_trouble(self.path, error) from None
-        try:
-            yield self.db
-        except BaseException as error:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-            if isinstance(error, sqlite3.OperationalError):
-                raise store_trouble(self.path, error) from None
-            raise
-        try:
-            self.db.execute("COMMIT")
-        except sqlite3.Error as error:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-            raise store_trouble(self.path, error) from None
+        with write_transaction(self.db, self.path) as db:
+            yield db
 
     # -- meta ----------------------------------------------------------------------------
 
