@@ -28,11 +28,10 @@ from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.protocol.convert import (
     ProtocolError,
     action_from_message,
-    decision_request,
-    event_message,
     rules_message,
     variants_from_wire,
 )
+from arena.protocol.wire import decision_request_bytes, event_entry, fault_entry, request_entry
 from arena.referee.faults import DISQUALIFYING, Fault, FaultKind, default_action
 from arena.referee.launch import BotProcess, SeatLauncher
 from arena.referee.log import LOG_FORMAT, MatchLogWriter
@@ -437,20 +436,6 @@ def _serialize(message: pb.PlayResponse | bytes) -> bytes:
     return message if type(message) is bytes else message.SerializeToString()  # type: ignore[union-attr]
 
 
-_REQUEST_TAG = b"\x1a"
-"""``PlayResponse.decision_request`` (field 3, length-delimited) on the wire."""
-
-
-def _length_prefix(size: int) -> bytes:
-    """A protobuf varint."""
-    out = bytearray()
-    while size > 0x7F:
-        out.append((size & 0x7F) | 0x80)
-        size >>= 7
-    out.append(size)
-    return bytes(out)
-
-
 async def _close(referee: _Referee, server: grpc.aio.Server, processes: list[BotProcess],
                  socket_dir: Path, finished: bool) -> None:
     """End a match's (or a refeed's) bots, streams and server; remove its socket folder."""
@@ -502,7 +487,8 @@ class _MatchLoop:
         self.timeline: list[ev.Event | Fault] = []
         self.synced = 0
         self.cursors = [0] * spec.players
-        self.public_wire: dict[int, pb.Event] = {}
+        self.public_wire: dict[int, bytes] = {}
+        """Events every seat sees, encoded once (by index in the timeline)."""
         self.time_bank = [spec.limits.time_bank] * spec.players
         self.autopilots = [GreedyPolicy(self.chance.seat_seed(seat))
                            for seat in range(spec.players)]
@@ -512,10 +498,21 @@ class _MatchLoop:
         self.asked: bytes | None = None
         """The serialized DecisionRequest, as sent."""
         self.answer: pb.Decision | None = None
+        self.log_error: Exception | None = None
+        """An error of the log's encoding or writing (a full disk), raised by the loop."""
         # Requests that timed out: a late answer to one is dropped, not struck twice.
         self.expired: list[set[int]] = [set() for _ in range(spec.players)]
 
     # -- bookkeeping ---------------------------------------------------------------------
+
+    def _flush_log(self) -> None:
+        """Encode the queued log lines: an event-loop callback, so an error is kept for the
+        match loop to raise rather than lost in the loop's exception handler."""
+        if self.log is not None and self.log_error is None:
+            try:
+                self.log.flush()
+            except Exception as error:
+                self.log_error = error
 
     def _sync_events(self) -> None:
         events = self.match.events
@@ -563,28 +560,31 @@ class _MatchLoop:
         if self.log:
             self.log.write({"type": "fault", **fault.to_record()})
 
-    def _wire_events(self, seat: int) -> list[pb.Event]:
+    def _wire_events(self, seat: int) -> bytes:
+        """The events the seat has not been sent, as ``PlayResponse.events`` entries (a
+        response's bytes are its events' then its payload's: protobuf writes fields in
+        number order)."""
         timeline, start = self.timeline, self.cursors[seat]
         self.cursors[seat] = len(timeline)
         out = []
         for index in range(start, len(timeline)):
             item = timeline[index]
             if isinstance(item, Fault):
-                out.append(pb.Event(fault=pb.Fault(
+                out.append(fault_entry(pb.Fault(
                     seat=item.seat, kind=int(item.kind),  # type: ignore[arg-type]
                     reason=item.reason,
                     strikes=item.strikes, disqualified=item.disqualified,
                     penalised=item.penalised)))
                 continue
             seen = ev.seen_by(item, seat)
-            if seen is item:  # public: convert once for every seat
+            if seen is item:  # public: encoded once for every seat
                 wire = self.public_wire.get(index)
                 if wire is None:
-                    wire = self.public_wire[index] = event_message(item)
+                    wire = self.public_wire[index] = event_entry(item)
                 out.append(wire)
             else:
-                out.append(event_message(seen))
-        return out
+                out.append(event_entry(seen))
+        return b"".join(out)
 
     # -- the match -----------------------------------------------------------------------
 
@@ -622,6 +622,8 @@ class _MatchLoop:
         match = self.match
         play_started = time.perf_counter()
         while not match.is_over:
+            if self.log_error is not None:
+                raise self.log_error
             if referee.floods:
                 self._record_floods()
             seat = match.current_seat
@@ -661,6 +663,8 @@ class _MatchLoop:
             self._sync_events()
             if on_progress is not None and isinstance(match.events[-1], ev.RoundEnded):
                 on_progress(match)
+        if self.log_error is not None:
+            raise self.log_error
         self._record_floods()
         final_places = match.standing([r.seat for r in self.reports if r.disqualified])
         for seat in self.processes:
@@ -758,22 +762,20 @@ class _MatchLoop:
         limits = self.spec.limits
         self.request_id += 1
         request_id = self.request_id
-        request = decision_request(
+        request = decision_request_bytes(
             request_id, observation, legal, int(limits.decision_deadline * 1000),
-            int(self.time_bank[seat] * 1000)).SerializeToString()
-        events = self._wire_events(seat)
-        # A PlayResponse's bytes are its events' bytes then its request's (protobuf writes
-        # fields in number order): built here, so the logged request is the one sent.
-        message = _REQUEST_TAG + _length_prefix(len(request)) + request
-        if events:
-            message = pb.PlayResponse(events=events).SerializeToString() + message
+            int(self.time_bank[seat] * 1000))
+        # Built here, so the logged request is the one sent.
+        message = self._wire_events(seat) + request_entry(request)
+        if self.log:
+            # Encoding the log waits until the request is on its way (the loop runs this
+            # once the send is under way), so it overlaps the bot's thinking.
+            asyncio.get_running_loop().call_soon(self._flush_log)
         sent = time.perf_counter()
         if not await connection.send(message):
             self._fault(seat, FaultKind.DISCONNECTED, "the stream broke")
             return None, 0.0
         self.asked = request
-        if self.log:
-            self.log.flush()
         report = self.reports[seat]
         give_up = sent + limits.decision_deadline + self.time_bank[seat]
         while True:
@@ -868,6 +870,6 @@ class _MatchLoop:
                           round_limit_reached=match.round_limit_reached)
         for seat, connection in self.referee.connections.items():
             if connection.alive:
-                await connection.send(pb.PlayResponse(events=self._wire_events(seat),
-                                                      match_end=end))
+                await connection.send(self._wire_events(seat)
+                                      + pb.PlayResponse(match_end=end).SerializeToString())
             connection.finished.set()

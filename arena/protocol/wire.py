@@ -1,0 +1,160 @@
+"""The referee's hot path on the wire: a decision request and its events as protobuf bytes,
+assembled from fragments serialized once, byte for byte what ``SerializeToString`` gives.
+
+Building a ``DecisionRequest`` message card by card and serializing it cost the referee
+about a third of its own time per decision (``benchmarks/referee.py``). Protobuf's
+encoding is a concatenation: fields in number order, each a tag then its value, a repeated
+field one tagged entry per element. So every card, top card and legal action is serialized
+once here, with its tag, by protobuf itself, and a request is joined from those fragments
+and a few varints. ``tests/test_protocol_wire.py`` checks the bytes against
+``decision_request(...).SerializeToString()`` over many matches, variants included.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from arena.protocol import pb
+from arena.protocol.convert import (
+    ACTION_MESSAGES,
+    CARD_MESSAGES,
+    event_message,
+    observation_message,
+)
+from arena.rules import events as ev
+from arena.rules.actions import Action
+from arena.rules.observation import Observation
+
+_SMALL = 512
+"""Varints below this are precomputed (hand sizes, pile sizes, seats, most scores)."""
+
+
+def varint(value: int) -> bytes:
+    """A protobuf varint; a negative value as its 64-bit two's complement (int32 rules)."""
+    if 0 <= value < _SMALL:
+        return _VARINTS[value]
+    return _large_varint(value + (1 << 64) if value < 0 else value)
+
+
+@functools.lru_cache(maxsize=256)
+def _large_varint(value: int) -> bytes:
+    """Cached: a match repeats its few large values (the deadline, the time bank)."""
+    return _encode_varint(value)
+
+
+def _encode_varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_VARINTS = tuple(_encode_varint(v) for v in range(_SMALL))
+
+
+def _tag(field: int, wire_type: int) -> bytes:
+    return varint(field << 3 | wire_type)
+
+
+def _scalar(tag: bytes, value: int) -> bytes:
+    """A singular proto3 scalar: absent when zero."""
+    return tag + varint(value) if value else b""
+
+
+def _packed(tag: bytes, values: Sequence[int]) -> bytes:
+    """A packed repeated scalar: absent when empty."""
+    if not values:
+        return b""
+    body = b"".join([varint(v) for v in values])
+    return tag + varint(len(body)) + body
+
+
+def _submessage(tag: bytes, body: bytes) -> bytes:
+    return tag + varint(len(body)) + body
+
+
+# Observation's fields (referee.proto), by number.
+_SEAT, _COLOUR, _DIRECTION = _tag(1, 0), _tag(4, 0), _tag(5, 0)
+_HAND_SIZES, _DRAW_PILE, _DISCARD_PILE = _tag(6, 2), _tag(7, 0), _tag(8, 0)
+_DEALER, _SCORES, _ROUND, _TURN = _tag(9, 0), _tag(10, 2), _tag(11, 0), _tag(12, 0)
+_VARIANTS, _PENDING, _PARTNER, _REFILLS = _tag(13, 2), _tag(14, 0), _tag(15, 0), _tag(16, 2)
+# DecisionRequest's.
+_REQUEST_ID, _KIND, _OBSERVATION = _tag(1, 0), _tag(2, 0), _tag(3, 2)
+_DEADLINE, _BANK = _tag(5, 0), _tag(6, 0)
+
+_HAND_ENTRY = tuple(pb.Observation(hand=[card]).SerializeToString() for card in CARD_MESSAGES)
+"""Observation field 2 (``hand``), one card, tagged."""
+_TOP_CARD = tuple(pb.Observation(top_card=card).SerializeToString() for card in CARD_MESSAGES)
+_LEGAL_ENTRY = {action: pb.DecisionRequest(legal_actions=[message]).SerializeToString()
+                for action, message in ACTION_MESSAGES.items()}
+"""DecisionRequest field 4 (``legal_actions``), one action, tagged."""
+_WIRE_COLOUR = (pb.COLOUR_RED, pb.COLOUR_YELLOW, pb.COLOUR_GREEN, pb.COLOUR_BLUE,
+                pb.COLOUR_UNSPECIFIED)
+_CLOCKWISE = _DIRECTION + varint(pb.DIRECTION_CLOCKWISE)
+_COUNTER_CLOCKWISE = _DIRECTION + varint(pb.DIRECTION_COUNTER_CLOCKWISE)
+
+
+def observation_bytes(observation: Observation) -> bytes:
+    """``observation_message(observation).SerializeToString()``, from cached fragments."""
+    if observation.variants:
+        # The variants' observation adds fields that official play never sends; it is rare
+        # enough to build as a message (it stays exact, and it is not the hot path).
+        wire: bytes = observation_message(observation).SerializeToString()
+        return wire
+    hand_entry = _HAND_ENTRY
+    return b"".join((
+        _scalar(_SEAT, observation.seat),
+        b"".join([hand_entry[card] for card in observation.hand]),
+        _TOP_CARD[observation.top_card],
+        _scalar(_COLOUR, _WIRE_COLOUR[observation.colour]),
+        _CLOCKWISE if observation.direction > 0 else _COUNTER_CLOCKWISE,
+        _packed(_HAND_SIZES, observation.hand_sizes),
+        _scalar(_DRAW_PILE, observation.draw_pile_size),
+        _scalar(_DISCARD_PILE, observation.discard_pile_size),
+        _scalar(_DEALER, observation.dealer),
+        _packed(_SCORES, observation.scores),
+        _scalar(_ROUND, observation.round_number),
+        _scalar(_TURN, observation.turn),
+    ))
+
+
+def decision_request_bytes(request_id: int, observation: Observation,
+                           legal: Sequence[Action], deadline_ms: int,
+                           time_bank_ms: int) -> bytes:
+    """``decision_request(...).SerializeToString()`` (arena.protocol.convert), from cached
+    fragments."""
+    assert observation.decision is not None
+    legal_entry = _LEGAL_ENTRY
+    return b"".join((
+        _scalar(_REQUEST_ID, request_id),
+        _scalar(_KIND, int(observation.decision)),
+        _submessage(_OBSERVATION, observation_bytes(observation)),
+        b"".join([legal_entry[action] for action in legal]),
+        _scalar(_DEADLINE, deadline_ms),
+        _scalar(_BANK, time_bank_ms),
+    ))
+
+
+_RESPONSE_REQUEST = _tag(3, 2)
+"""``PlayResponse.decision_request``."""
+
+
+def event_entry(event: ev.Event) -> bytes:
+    """One event as a tagged entry of ``PlayResponse.events``: a response's events are the
+    concatenation of their entries (an event every seat sees is encoded once)."""
+    entry: bytes = pb.PlayResponse(events=[event_message(event)]).SerializeToString()
+    return entry
+
+
+def fault_entry(fault: pb.Fault) -> bytes:
+    """A fault, as a tagged entry of ``PlayResponse.events``."""
+    entry: bytes = pb.PlayResponse(events=[pb.Event(fault=fault)]).SerializeToString()
+    return entry
+
+
+def request_entry(request: bytes) -> bytes:
+    """A serialized ``DecisionRequest`` as ``PlayResponse.decision_request``."""
+    return _submessage(_RESPONSE_REQUEST, request)
