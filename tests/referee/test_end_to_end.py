@@ -40,3 +40,31 @@ def test_real_processes_match_the_in_process_runner(tracker: Tracker, tmp_path: 
     # The log replays through the engine to the same state.
     assert replay(log).match.scores == list(outcome.scores)
     tracker.assert_none_left()
+
+
+def test_a_log_that_fails_mid_match_fails_the_match(tracker: Tracker, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log is encoded while the bot thinks (an event-loop callback): a write that fails
+    there (a full disk) still stops the match with that error, leaving no log and no bot."""
+    from arena.referee.log import MatchLogWriter
+
+    calls = 0
+    flush = MatchLogWriter.flush
+
+    def failing_flush(self: MatchLogWriter) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 20:
+            raise OSError(28, "No space left on device")
+        flush(self)
+
+    monkeypatch.setattr(MatchLogWriter, "flush", failing_flush)
+    log = tmp_path / "match.jsonl.gz"
+    seats = [tracker.seat(sample(name), f"seat{seat}")
+             for seat, name in enumerate(["greedy", "random"])]
+    with pytest.raises(OSError, match="No space left"):
+        play(seats, seed=7, log=log,
+             limits=Limits(decision_deadline=5.0, time_bank=30.0, hello_timeout=20.0))
+    assert calls == 20  # it stopped at the failure, not after playing on
+    assert not log.exists() and not list(tmp_path.glob("*.partial"))
+    tracker.assert_none_left()
