@@ -277,6 +277,9 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
                 if not inbox.admit(time.perf_counter(), message, message.ByteSize()):
                     flooded = True
                     break
+                # Let the match loop take the answer before the next read is started: the
+                # read's set-up then overlaps the next request instead of delaying it.
+                await asyncio.sleep(0)
         except (grpc.RpcError, asyncio.CancelledError, Exception):
             pass
         finally:
