@@ -94,3 +94,19 @@ def test_a_fault_entry_is_an_event_of_the_response() -> None:
     joined = fault_entry(fault) + end
     assert joined == pb.PlayResponse(events=[pb.Event(fault=fault)], match_end=pb.MatchEnd(
         scores=[500, 0], places=[1, 2])).SerializeToString()
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    (ev.Skipped(1), ev.UnoCaught(1)),
+    (ev.FirstCardTurned(5), ev.FirstCardReturned(5)),
+    (ev.ColourChosen(0, 2), ev.ColourAdvanced(0, 2)),
+])
+def test_equal_tuples_of_two_event_kinds_are_encoded_apart(first: ev.Event,
+                                                           second: ev.Event) -> None:
+    # Events are NamedTuples: two kinds with the same values compare equal, and the entry
+    # cache must still tell them apart.
+    assert first == second
+    for event in (first, second, first):
+        assert event_entry(event) == pb.PlayResponse(
+            events=[event_message(event)]).SerializeToString()
+    assert event_entry(first) != event_entry(second)

@@ -142,9 +142,11 @@ _RESPONSE_REQUEST = _tag(3, 2)
 """``PlayResponse.decision_request``."""
 
 
+@functools.lru_cache(maxsize=4096, typed=True)  # typed: events of two kinds may be equal tuples
 def event_entry(event: ev.Event) -> bytes:
     """One event as a tagged entry of ``PlayResponse.events``: a response's events are the
-    concatenation of their entries (an event every seat sees is encoded once)."""
+    concatenation of their entries. Cached: the same events recur (a card played, a draw
+    seen from outside) within a match and across a worker's matches."""
     entry: bytes = pb.PlayResponse(events=[event_message(event)]).SerializeToString()
     return entry
 

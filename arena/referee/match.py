@@ -490,8 +490,6 @@ class _MatchLoop:
         self.timeline: list[ev.Event | Fault] = []
         self.synced = 0
         self.cursors = [0] * spec.players
-        self.public_wire: dict[int, bytes] = {}
-        """Events every seat sees, encoded once (by index in the timeline)."""
         self.time_bank = [spec.limits.time_bank] * spec.players
         self.autopilots = [GreedyPolicy(self.chance.seat_seed(seat))
                            for seat in range(spec.players)]
@@ -570,8 +568,7 @@ class _MatchLoop:
         timeline, start = self.timeline, self.cursors[seat]
         self.cursors[seat] = len(timeline)
         out = []
-        for index in range(start, len(timeline)):
-            item = timeline[index]
+        for item in timeline[start:]:
             if isinstance(item, Fault):
                 out.append(fault_entry(pb.Fault(
                     seat=item.seat, kind=int(item.kind),  # type: ignore[arg-type]
@@ -579,14 +576,7 @@ class _MatchLoop:
                     strikes=item.strikes, disqualified=item.disqualified,
                     penalised=item.penalised)))
                 continue
-            seen = ev.seen_by(item, seat)
-            if seen is item:  # public: encoded once for every seat
-                wire = self.public_wire.get(index)
-                if wire is None:
-                    wire = self.public_wire[index] = event_entry(item)
-                out.append(wire)
-            else:
-                out.append(event_entry(seen))
+            out.append(event_entry(ev.seen_by(item, seat)))  # cached: encoded once
         return b"".join(out)
 
     # -- the match -----------------------------------------------------------------------
