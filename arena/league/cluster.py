@@ -15,6 +15,10 @@ A task whose worker dies is retried by Dask; one that keeps killing workers
 (``distributed.scheduler.allowed-failures``) ends as a failed match with its reason. Each
 match's future is released as soon as its result is stored: Dask recomputes a lost result
 only while someone still wants it, so a lost worker costs only the matches it was playing.
+Bots are shipped as tasks whose arguments hold the packed folder (kept by the scheduler),
+not scattered: the scheduler recomputes a lost task result on another worker, but scattered
+data left on a single worker (the active memory manager drops replicas no task waits for)
+is gone with it, and every task needing it is cancelled.
 Matches are submitted as earlier ones finish, a few per worker thread in flight (the
 local executor's window).
 
@@ -35,6 +39,7 @@ import shutil
 import tarfile
 import tempfile
 import uuid
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -171,6 +176,12 @@ def local_bots(bots: Sequence[BotManifest], packed: dict[str, bytes], hashes: Se
                  for bot, h in zip(bots, hashes, strict=True))
 
 
+def packed_bot(packed: bytes) -> bytes:
+    """Runs on a worker: a shipped bot's packed folder (the task's result is its argument, so
+    the scheduler can compute it again on another worker)."""
+    return packed
+
+
 def remote_play(job: MatchJob, packed: dict[str, bytes], hashes: tuple[str, ...],
                 shared: bool) -> tuple[JobOutcome, bytes, dict[str, bytes]]:
     """Runs on a worker: play the match, return the outcome, the log and the bot output."""
@@ -263,15 +274,27 @@ class DaskExecutor:
         return self.client
 
     def _ship(self, client: Any, bots: dict[str, BotManifest]) -> Any:
-        """The bots for the workers: scattered once per run (each worker fetches each bot
-        at most once), or nothing when the workers share the bot folders. The futures are
-        kept until shutdown: scattering the same bytes again reuses their keys, which
-        releasing the old futures would cancel."""
+        """The bots for the workers: one task per bot and run, or nothing when the workers
+        share the bot folders. Its argument is the packed folder, so the scheduler holds the
+        bytes and recomputes the task elsewhere when the worker holding its result dies
+        (scattered data would be lost with it). The futures are kept until shutdown, which
+        is what makes the scheduler keep and recompute the results."""
         if self.shared_bots:
             return {}
-        missing = {h: pack_bot(b.folder) for h, b in bots.items() if h not in self.shipped}
-        if missing:
-            self.shipped.update(client.scatter(missing, broadcast=True))
+        for h, bot in bots.items():
+            if h in self.shipped:
+                continue
+            with warnings.catch_warnings():
+                # A bot over 10 MB makes Dask warn of a large graph: that size is the point
+                # (the scheduler must hold the bytes to recompute the bot), and it is sent
+                # once a run.
+                warnings.filterwarnings("ignore", message="Sending large graph",
+                                        category=UserWarning)
+                # A key unique to this run: packing again gives other bytes (archive times),
+                # and Dask warns that one key with two different tasks can deadlock.
+                self.shipped[h] = client.submit(packed_bot, pack_bot(bot.folder),
+                                                key=f"bot-{h}-{uuid.uuid4().hex[:8]}",
+                                                pure=False)
         return {h: self.shipped[h] for h in bots}
 
     def probe(self, jobs: Sequence[ProbeJob]) -> list[str | None]:
@@ -313,12 +336,9 @@ class DaskExecutor:
                     if bot not in hashes_of:
                         hashes_of[bot] = bot.content_hash()
                 hashes = tuple(hashes_of[bot] for bot in job.bots)
-                self._ship(client, dict(zip(hashes, job.bots, strict=True)))
-                # Each match waits on every shipped bot, as when a run was submitted at once:
-                # Dask's active memory manager drops a scattered replica no waiting task needs,
-                # and a bot left on one worker is lost with it (its matches cancelled, not
-                # retried).
-                packed = dict(self.shipped)
+                # Only its own bots: one lost with a worker is recomputed from the scheduler's
+                # copy (``_ship``), so no match needs to keep replicas of the others alive.
+                packed = self._ship(client, dict(zip(hashes, job.bots, strict=True)))
                 future = client.submit(remote_play, job, packed, hashes, self.shared_bots,
                                        key=f"match-{job.match_id}-{uuid.uuid4().hex[:8]}",
                                        pure=False, retries=0)
