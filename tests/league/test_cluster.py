@@ -189,6 +189,7 @@ def test_a_worker_killed_during_the_entrant_check_loses_nothing(
     client = executor._connect()
     submit = client.submit
     killed: list[int] = []
+    probing: list[str] = []
 
     def submit_then_kill(function: Any, *args: Any, key: str = "", **kwargs: Any) -> Any:
         """Once the entrant check is running on a worker, kill that worker and every worker
@@ -203,10 +204,12 @@ def test_a_worker_killed_during_the_entrant_check_loses_nothing(
             running = {w for w, keys in client.processing().items() if key in keys}
             doomed = running | sole_copy_holders(client, executor.shipped.values())
             killed.extend(kill_workers(client, doomed))
+            probing.extend(running)
         return future
 
     monkeypatch.setattr(client, "submit", submit_then_kill)
     summary = run_season(season, executor)
     assert killed, "no worker was killed"
+    assert probing, "the probe ended before its worker was killed"
     assert summary.played == 6 and summary.failed == 0
     check_store(season, 6)
