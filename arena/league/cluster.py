@@ -15,6 +15,12 @@ A task whose worker dies is retried by Dask; one that keeps killing workers
 (``distributed.scheduler.allowed-failures``) ends as a failed match with its reason. Each
 match's future is released as soon as its result is stored: Dask recomputes a lost result
 only while someone still wants it, so a lost worker costs only the matches it was playing.
+Bots are shipped as tasks whose arguments hold the packed folder (kept by the scheduler),
+not scattered: the scheduler recomputes a lost task result on another worker, but scattered
+data left on a single worker (the active memory manager drops replicas no task waits for)
+is gone with it, and every task needing it is cancelled.
+Matches are submitted as earlier ones finish, a few per worker thread in flight (the
+local executor's window).
 
 Workers are pinned to cores as the local executor's are (``core_plan``), host by host: a
 host whose workers (connected when the season starts) fill its cores gets one core per
@@ -27,21 +33,25 @@ import contextlib
 import dataclasses
 import io
 import ipaddress
+import itertools
 import os
 import shutil
 import tarfile
 import tempfile
 import uuid
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from arena.league.executor import (
+    WINDOW_PER_WORKER,
     JobOutcome,
     MatchJob,
     cap_worker_memory,
     core_plan,
+    first_jobs,
     pin_process,
     play_job,
     starting_workers,
@@ -166,6 +176,12 @@ def local_bots(bots: Sequence[BotManifest], packed: dict[str, bytes], hashes: Se
                  for bot, h in zip(bots, hashes, strict=True))
 
 
+def packed_bot(packed: bytes) -> bytes:
+    """Runs on a worker: a shipped bot's packed folder (the task's result is its argument, so
+    the scheduler can compute it again on another worker)."""
+    return packed
+
+
 def remote_play(job: MatchJob, packed: dict[str, bytes], hashes: tuple[str, ...],
                 shared: bool) -> tuple[JobOutcome, bytes, dict[str, bytes]]:
     """Runs on a worker: play the match, return the outcome, the log and the bot output."""
@@ -258,15 +274,27 @@ class DaskExecutor:
         return self.client
 
     def _ship(self, client: Any, bots: dict[str, BotManifest]) -> Any:
-        """The bots for the workers: scattered once per run (each worker fetches each bot
-        at most once), or nothing when the workers share the bot folders. The futures are
-        kept until shutdown: scattering the same bytes again reuses their keys, which
-        releasing the old futures would cancel."""
+        """The bots for the workers: one task per bot and run, or nothing when the workers
+        share the bot folders. Its argument is the packed folder, so the scheduler holds the
+        bytes and recomputes the task elsewhere when the worker holding its result dies
+        (scattered data would be lost with it). The futures are kept until shutdown, which
+        is what makes the scheduler keep and recompute the results."""
         if self.shared_bots:
             return {}
-        missing = {h: pack_bot(b.folder) for h, b in bots.items() if h not in self.shipped}
-        if missing:
-            self.shipped.update(client.scatter(missing, broadcast=True))
+        for h, bot in bots.items():
+            if h in self.shipped:
+                continue
+            with warnings.catch_warnings():
+                # A bot over 10 MB makes Dask warn of a large graph: that size is the point
+                # (the scheduler must hold the bytes to recompute the bot), and it is sent
+                # once a run.
+                warnings.filterwarnings("ignore", message="Sending large graph",
+                                        category=UserWarning)
+                # A key unique to this run: packing again gives other bytes (archive times),
+                # and Dask warns that one key with two different tasks can deadlock.
+                self.shipped[h] = client.submit(packed_bot, pack_bot(bot.folder),
+                                                key=f"bot-{h}-{uuid.uuid4().hex[:8]}",
+                                                pure=False)
         return {h: self.shipped[h] for h in bots}
 
     def probe(self, jobs: Sequence[ProbeJob]) -> list[str | None]:
@@ -283,49 +311,68 @@ class DaskExecutor:
         finally:
             future.release()
 
+    def window(self, client: Any) -> int:
+        """Matches in flight: ``WINDOW_PER_WORKER`` per worker thread of the cluster, asked
+        at each refill so that workers joining a running season get matches too (at least
+        as many as for ``workers``)."""
+        threads = sum(int(n) for n in client.nthreads().values())
+        return WINDOW_PER_WORKER * max(self.workers, threads)
+
     def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
         from distributed import as_completed
 
-        jobs = list(jobs)
-        if not jobs:
+        source = iter(jobs)
+        first = first_jobs(source, self.workers)
+        if not first:
             return
         client = self._connect()
         try:
-            bots: dict[str, BotManifest] = {}
-            hashes_by_job = []
-            for job in jobs:
-                hashes = tuple(bot.content_hash() for bot in job.bots)
-                bots.update(zip(hashes, job.bots, strict=True))
-                hashes_by_job.append(hashes)
-            packed = self._ship(client, bots)
-            futures = {
-                client.submit(remote_play, job, packed, hashes, self.shared_bots,
-                              key=f"match-{job.match_id}-{uuid.uuid4().hex[:8]}", pure=False,
-                              retries=0): job
-                for job, hashes in zip(jobs, hashes_by_job, strict=True)
-            }
-            for future in as_completed(futures):  # type: ignore[no-untyped-call]
-                job = futures.pop(future)
+            hashes_of: dict[BotManifest, str] = {}  # each bot's folder read once a run
+            in_flight: dict[Any, MatchJob] = {}
+            finishing = as_completed()  # type: ignore[no-untyped-call]
+
+            def submit(job: MatchJob) -> None:
+                for bot in job.bots:
+                    if bot not in hashes_of:
+                        hashes_of[bot] = bot.content_hash()
+                hashes = tuple(hashes_of[bot] for bot in job.bots)
+                # Only its own bots: one lost with a worker is recomputed from the scheduler's
+                # copy (``_ship``), so no match needs to keep replicas of the others alive.
+                packed = self._ship(client, dict(zip(hashes, job.bots, strict=True)))
+                future = client.submit(remote_play, job, packed, hashes, self.shared_bots,
+                                       key=f"match-{job.match_id}-{uuid.uuid4().hex[:8]}",
+                                       pure=False, retries=0)
+                in_flight[future] = job
+                finishing.add(future)  # type: ignore[no-untyped-call]
+
+            for job in first:
+                submit(job)
+            for future in finishing:
+                job = in_flight.pop(future)
                 try:
                     outcome, log, output = future.result()
                 except Exception as error:  # KilledWorker after allowed-failures, or a bug
-                    future.release()
-                    yield JobOutcome(job.match_id, None,
-                                     f"the match failed on the cluster: {error!r}")
-                    continue
-                if log:
-                    job.log_path.parent.mkdir(parents=True, exist_ok=True)
-                    partial = job.log_path.with_name(job.log_path.name + f".{os.getpid()}.partial")
-                    partial.write_bytes(log)
-                    partial.replace(job.log_path)
-                if output:
-                    job.output_dir.mkdir(parents=True, exist_ok=True)
-                    for name, data in output.items():
-                        (job.output_dir / name).write_bytes(data)
+                    outcome = JobOutcome(job.match_id, None,
+                                         f"the match failed on the cluster: {error!r}")
+                else:
+                    if log:
+                        job.log_path.parent.mkdir(parents=True, exist_ok=True)
+                        partial = job.log_path.with_name(
+                            job.log_path.name + f".{os.getpid()}.partial")
+                        partial.write_bytes(log)
+                        partial.replace(job.log_path)
+                    if output:
+                        job.output_dir.mkdir(parents=True, exist_ok=True)
+                        for name, data in output.items():
+                            (job.output_dir / name).write_bytes(data)
                 yield outcome
                 # The driver has stored it: nobody wants it any more, so a worker lost from
                 # now on does not make the scheduler compute it again.
                 future.release()
+                # The next matches, in schedule order, as this one is recorded.
+                window = self.window(client)
+                for job in itertools.islice(source, max(window - len(in_flight), 0)):
+                    submit(job)
         finally:
             self.shutdown()
 

@@ -16,7 +16,7 @@ import itertools
 import json
 import re
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -323,25 +323,22 @@ def _run(season: Season, store: SeasonStore, ids: list[int], matches: Sequence[S
     pending = set(store.pending())
     # Tie-break matches of a batch in flight when an earlier run stopped come too.
     staged = scheduled_tiebreak(store, ids)
-    # Only the matches still to play are held (the schedule is read match by match).
-    todo = [m for m in itertools.chain(matches, staged) if m.match_id in pending]
+    # The store holds the schedule and the tie-break matches, no other (the fingerprint).
     total = len(matches) + len(staged)
-    already = total - len(todo)
+    already = total - len(pending)
     if on_start is not None:
         on_start(RunSummary(total, already, 0, 0, ()))
-    prepared = {e for m in todo for e in m.seats}
+    prepared = entrants_to_play(itertools.chain(matches, staged), pending, len(ids))
     ready = check_entrants(season, prepared, executor, on_note)
     played = failed = 0
     failures: list[tuple[str, str]] = []
     summary = RunSummary(total, already, 0, 0, ())
+    todo: Iterable[ScheduledMatch] = (m for m in itertools.chain(matches, staged)
+                                      if m.match_id in pending)
     while True:
-        jobs = [
-            MatchJob(match_id=m.match_id, seed=MatchSeed.keyed(secret, m.chance),
-                     bots=tuple(ready[e] for e in m.seats), rules=season.rules,
-                     limits=season.limits, sandbox=season.sandbox,
-                     log_path=season.logs / f"{m.match_id}.jsonl.gz",
-                     output_dir=season.logs / m.match_id)
-            for m in todo]
+        # Read match by match as the executor pulls them (the schedule is computed as it is
+        # read): no list of the matches or the jobs still to play.
+        jobs = season_jobs(season, todo, secret, ready)
         outcomes = executor.run(jobs)
         try:
             for outcome in outcomes:
@@ -373,17 +370,42 @@ def _run(season: Season, store: SeasonStore, ids: list[int], matches: Sequence[S
         # from the standings after the previous one; not after a failure.
         if failed:
             return summary
-        todo = next_batch(season, store, season_ratings(store).official, ids)
-        if not todo:
+        batch = next_batch(season, store, season_ratings(store).official, ids)
+        if not batch:
             return summary
-        store.schedule(todo, ids)
-        total += len(todo)
-        more = {e for m in todo for e in m.seats} - prepared
+        store.schedule(batch, ids)
+        total += len(batch)
+        todo = batch
+        more = {e for m in batch for e in m.seats} - prepared
         if more:
             checked = check_entrants(season, more, executor, on_note)
             for entrant in more:
                 ready[entrant] = checked[entrant]
             prepared |= more
+
+
+def entrants_to_play(matches: Iterable[ScheduledMatch], pending: Container[str],
+                     entrants: int) -> set[int]:
+    """The entrants with a match in ``pending``; read as the schedule is, stopping once every
+    entrant has one (at a first run, within the first round)."""
+    needed: set[int] = set()
+    for match in matches:
+        if match.match_id in pending:
+            needed.update(match.seats)
+            if len(needed) == entrants:
+                break
+    return needed
+
+
+def season_jobs(season: Season, matches: Iterable[ScheduledMatch], secret: bytes,
+                ready: Sequence[BotManifest]) -> Iterator[MatchJob]:
+    """Each match's job, made as the executor asks for it (in ``matches``' order)."""
+    for m in matches:
+        yield MatchJob(match_id=m.match_id, seed=MatchSeed.keyed(secret, m.chance),
+                       bots=tuple(ready[e] for e in m.seats), rules=season.rules,
+                       limits=season.limits, sandbox=season.sandbox,
+                       log_path=season.logs / f"{m.match_id}.jsonl.gz",
+                       output_dir=season.logs / m.match_id)
 
 
 def check_entrants(season: Season, needed: set[int], executor: Executor,

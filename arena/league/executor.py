@@ -4,6 +4,10 @@ An executor takes picklable :class:`MatchJob` values and yields :class:`JobOutco
 in completion order. The local executor uses worker processes on this machine; a cluster
 executor (Dask) implements the same two methods, so nothing else changes.
 
+Jobs are pulled from their iterable as earlier ones finish, in its order, never more than
+:data:`WINDOW_PER_WORKER` per worker in flight: a 200-entrant season (79,600 matches) costs
+the same memory and start-up as a small one.
+
 When the workers fill the machine's cores, each worker is pinned to a core of its own, and
 its match (the referee, the sandbox launcher, the bots) runs there: see :func:`core_plan`.
 
@@ -21,6 +25,7 @@ import contextlib
 import ctypes
 import errno
 import hashlib
+import itertools
 import multiprocessing
 import os
 import signal
@@ -95,12 +100,25 @@ class Executor(Protocol):
         ...
 
     def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
-        """Run the jobs, yielding each outcome as it finishes."""
+        """Run the jobs, yielding each outcome as it finishes; the jobs are pulled from
+        ``jobs`` in order as earlier ones finish (see :data:`WINDOW_PER_WORKER`)."""
         ...
 
     def shutdown(self) -> None:
         """Stop at once: kill matches in flight (their bots included)."""
         ...
+
+
+WINDOW_PER_WORKER = 2
+"""Jobs in flight per worker: the one it plays and the next, queued, so it starts that at
+once while the driver records the last; no more, so that memory and start-up do not grow
+with the number of scheduled matches."""
+
+
+def first_jobs(jobs: Iterator[MatchJob], workers: int) -> list[MatchJob]:
+    """The jobs a run starts with: a full window for ``workers``, or every job if fewer
+    (then the run needs no more workers than it has jobs)."""
+    return list(itertools.islice(jobs, WINDOW_PER_WORKER * workers))
 
 
 def seat_launcher(settings: SandboxSettings, bot: BotManifest, log_dir: Path, label: str
@@ -356,25 +374,38 @@ class LocalExecutor:
         return core_plan(workers, usable_cores()) if self.pin_cores and workers else None
 
     def run(self, jobs: Iterable[MatchJob]) -> Iterator[JobOutcome]:
-        jobs = list(jobs)
-        if not jobs:
+        source = iter(jobs)
+        first = first_jobs(source, self.workers)
+        if not first:
             return
-        workers = min(self.workers, len(jobs))
+        workers = min(self.workers, len(first))
         context = multiprocessing.get_context("spawn")
-        plan = self.placement(len(jobs))
+        plan = self.placement(len(first))
         self.pool = concurrent.futures.ProcessPoolExecutor(
             max_workers=workers, mp_context=context, initializer=init_worker,
             initargs=(os.getpid(), context.Value("i", 0), plan) if plan else (os.getpid(),))
+        in_flight: dict[concurrent.futures.Future[JobOutcome], MatchJob] = {}
         with starting_workers():  # they start as jobs are submitted
-            futures = {self.pool.submit(play_job, job): job for job in jobs}
+            for job in first:
+                in_flight[self.pool.submit(play_job, job)] = job
         finished = False
         try:
-            for future in concurrent.futures.as_completed(futures):
-                job = futures[future]
+            while in_flight:
+                future = _first_done(in_flight)
+                job = in_flight.pop(future)
                 try:
-                    yield future.result()
+                    outcome = future.result()
                 except Exception as error:  # the worker died (e.g. killed by the OOM killer)
-                    yield JobOutcome(job.match_id, None, f"worker failed: {error!r}")
+                    outcome = JobOutcome(job.match_id, None, f"worker failed: {error!r}")
+                yield outcome
+                for job in itertools.islice(source, 1):  # the next, as this one is recorded
+                    try:
+                        in_flight[self.pool.submit(play_job, job)] = job
+                    except concurrent.futures.BrokenExecutor as error:
+                        # A worker died: every job still to come fails with it, as when the
+                        # whole run was submitted at once (those in flight fail just so).
+                        for failed in itertools.chain([job], source):
+                            yield JobOutcome(failed.match_id, None, f"worker failed: {error!r}")
             finished = True
         finally:
             if finished:
@@ -387,6 +418,14 @@ class LocalExecutor:
         pool, self.pool = self.pool, None
         if pool is not None:
             release_pool(pool, stop=True)
+
+
+def _first_done(futures: dict[concurrent.futures.Future[JobOutcome], MatchJob]
+                ) -> concurrent.futures.Future[JobOutcome]:
+    """The first submitted of the finished ``futures`` (waiting for one if none is): matches
+    that finish together are recorded in the order they were started."""
+    done, _ = concurrent.futures.wait(futures, return_when=concurrent.futures.FIRST_COMPLETED)
+    return next(future for future in futures if future in done)
 
 
 def release_pool(pool: concurrent.futures.ProcessPoolExecutor, stop: bool) -> None:
