@@ -344,8 +344,10 @@ def main() -> None:
             table.add("site files", "count", files)
             table.add("largest page", "KiB", largest / 1024, where)
             print(f"  {size:,} results measured ({time.strftime('%H:%M:%S')})", flush=True)
+            # The table so far: a run stopped before its last size keeps what it measured.
+            table.print(args.sizes[:len(table.rows["site files"].values)])
+            sys.stdout.flush()
         store.close()
-        table.print(args.sizes)
     finally:
         if args.keep:
             print(f"kept {work}")

@@ -16,7 +16,7 @@ import itertools
 import json
 import re
 import secrets
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -471,8 +471,13 @@ def outcome_of(result: StoredResult, chance: str) -> Outcome:
 
 
 def season_outcomes(store: SeasonStore) -> list[Outcome]:
-    chances = store.chances()
-    return [outcome_of(r, chances.get(r.match_id, r.match_id)) for r in store.results()]
+    return outcomes_of(store.results(), store.chances())
+
+
+def outcomes_of(results: Iterable[StoredResult], chances: Mapping[str, str]
+                ) -> list[Outcome]:
+    """Stored results as the rating code reads them; ``chances``: each match's deal label."""
+    return [outcome_of(r, chances.get(r.match_id, r.match_id)) for r in results]
 
 
 def season_ratings(store: SeasonStore) -> SeasonRatings:

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.league.driver import season_ratings
+from arena.league.driver import outcomes_of
 from arena.league.store import SeasonStore, StoredResult
 from arena.league.tiebreak import is_tiebreak, tiebreak_summary
-from arena.rating import OfficialRow, SeasonRatings
+from arena.rating import OfficialRow, SeasonRatings, rate
 from arena.rating.trueskill_ratings import Leaderboard, Standing
 
 
@@ -171,8 +171,6 @@ def load_season_data(store_path: Path) -> SeasonData:
             for e in store.entrants()
         }
         results = store.results()
-        ratings = season_ratings(store)
-        board = ratings.live
         counts = store.counts()
         raw_matches = store.matches()
         commitment = store.meta("key_commitment")
@@ -180,6 +178,10 @@ def load_season_data(store_path: Path) -> SeasonData:
         revealed = store.meta("season_key") if store.meta("key_revealed_at") else None
     finally:
         store.close()
+    # Rated from the rows just read (what ``season_ratings`` reads again from the store).
+    ratings = rate(outcomes_of(results, {m["match_id"]: m["chance"] for m in raw_matches}),
+                   list(bots))
+    board = ratings.live
     by_match: dict[str, list[StoredResult]] = defaultdict(list)
     for result in results:
         by_match[result.match_id].append(result)

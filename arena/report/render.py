@@ -22,14 +22,15 @@ import os
 import shutil
 import tarfile
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from arena.report.charts import rating_chart, season_chart
 from arena.report.data import Bot, MatchRow, SeasonData, load_season_data, read_match_log
@@ -53,7 +54,7 @@ k*500+1 to (k+1)*500 in schedule order, so a page's address never changes as the
 goes on (the schedule is fixed; tie-break matches come after it)."""
 BOT_MATCHES_PER_PAGE = 1000
 """Rows of one page of a bot's matches: a 200-entrant round robin of 4 matches a pair
-(796 a bot) fits on its bot page."""
+(796 a bot) fits on one page."""
 H2H_GRID_LIMIT = 30
 """Above this many ranked bots the head-to-head page is one row a bot (a 200 x 200 grid
 is 40,000 cells, megabytes); each bot page lists its record against every opponent."""
@@ -76,9 +77,10 @@ def page_file(base: str, number: int) -> str:
     return f"{base}.html" if number == 1 else f"{base}-{number}.html"
 
 
-def bot_page_file(slug: str, number: int) -> str:
-    """A bot's page, and its further pages of matches (slugs hold no dot: no clash)."""
-    return f"{slug}.html" if number == 1 else f"{slug}.matches-{number}.html"
+def bot_matches_file(slug: str, number: int) -> str:
+    """The pages of a bot's list of matches, beside its page ``slug``.html (slugs hold no
+    dot: no clash)."""
+    return page_file(f"{slug}.matches", number)
 
 
 def _pages(ids: list[str], size: int, name: Any) -> list[PageLink]:
@@ -211,11 +213,13 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     rendered = reused = pages = 0
     played = [m for m in data.matches if m.status == "done"]
     problems: dict[str, LogProblem] = {}
+    # Each log's file is looked at once: its check and its pages are reused under it.
+    stats = {m.match_id: _log_stat(m) for m in played}
     for match in played:
         # A log checked by an earlier render is not read again while its file is the same
         # one: same inode, size, modification and change times (any write, rename over
         # it or touch changes the change time, which no user can set back).
-        stamp = _checked_stamp(match)
+        stamp = _checked_stamp(match, stats[match.match_id])
         if stamp is not None and previous.get(f"checked/{match.match_id}") == stamp:
             state[f"checked/{match.match_id}"] = stamp
             continue
@@ -242,15 +246,15 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
             target.write_text(html, encoding="utf-8")
         pages += 1
 
+    shown = set(os.listdir(out / "matches"))
     # Match pages first: a log that passed its check but does not read whole (recorded so
     # by an older version) is found here, and the pages listing problems come after.
     for match in played:
         if match.match_id in problems:
             continue
         log = Path(str(match.log_path))
-        key = _log_key(version, log)
-        if previous.get(match.match_id) == key and (
-                out / "matches" / f"{match.match_id}.html").exists():
+        key = _log_key(version, stats[match.match_id] or log.stat())
+        if previous.get(match.match_id) == key and f"{match.match_id}.html" in shown:
             state[match.match_id] = key
             if f"time/{match.match_id}" in previous:
                 state[f"time/{match.match_id}"] = previous[f"time/{match.match_id}"]
@@ -300,49 +304,74 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
           failures=_failures(data))
     write("head-to-head.html", "head_to_head.html", 0, page="h2h",
           records=[] if grid else _h2h_records(data))
-    # A page of the match list is rendered again only when something it shows changed
-    # (a season of 80,000 matches has 160 pages; a new result touches one or two).
+    # A page of a list is rendered again only when something it shows changed (a season
+    # of 80,000 matches has 160 pages of the match list and 200 bots' lists of 800
+    # matches; a new result touches a few).
     season_key = _list_page_context(data, problems, len(match_pages))
+    row_keys = _match_row_keys(data.matches, problems, listed_on)
+
+    def reuse(name: str, key: str) -> bool:
+        """Whether the page ``name`` was rendered under ``key`` and is still there."""
+        nonlocal pages
+        state[f"list/{name}"] = key
+        if previous.get(f"list/{name}") == key and (out / name).exists():
+            pages += 1
+            return True
+        return False
+
+    list_keys = []
     for number, chunk in enumerate(_chunks(data.matches, MATCHES_PER_PAGE), start=1):
         name = page_file("matches", number)
-        key = _list_page_key(version, season_key, number, chunk, problems, listed_on)
-        if previous.get(f"list/{name}") == key and (out / name).exists():
-            state[f"list/{name}"] = key
-            pages += 1
-            continue
-        write(name, "matches.html", 0, page="matches", matches=chunk, pages=match_pages,
-              current=number, per_page=MATCHES_PER_PAGE)
-        state[f"list/{name}"] = key
+        list_keys.append(_list_key(version, season_key, number,
+                                   (row_keys[m.match_id] for m in chunk)))
+        if not reuse(name, list_keys[-1]):
+            write(name, "matches.html", 0, page="matches", matches=chunk, pages=match_pages,
+                  current=number, per_page=MATCHES_PER_PAGE)
     _remove_pages(out, "matches-*.html", {page_file("matches", p.number)
                                           for p in match_pages})
+    medians: dict[str, list[float]] = {}
     for bot in data.bots.values():
         ids = [r.match_id for r in bot.results]
         bot_pages = _pages(ids, BOT_MATCHES_PER_PAGE,
-                           functools.partial(bot_page_file, bot.slug))
-        chunks = _chunks(bot.results, BOT_MATCHES_PER_PAGE) or [[]]
+                           functools.partial(bot_matches_file, bot.slug)) or [
+            PageLink(1, bot_matches_file(bot.slug, 1), "", "")]
+        # Every result moves every bot's standing: the bot page is rendered at every
+        # report, so it is kept small; its long list of matches is on pages of their own.
         write(f"bots/{bot.slug}.html", "bot.html", 1, page="bot", bot=bot,
               chart=rating_chart(bot, chart_range),
-              time_chart=bot_time_chart(bot.name, _think_times(bot, state), deadline_ms),
-              positions=_positions(bot),
-              faults=_faults(data, bot), results=chunks[0], pages=bot_pages, current=1)
-        for number, chunk in enumerate(chunks[1:], start=2):
-            write(f"bots/{bot_page_file(bot.slug, number)}", "bot_matches.html", 1,
-                  page="bot", bot=bot, results=chunk, pages=bot_pages, current=number)
-        _remove_pages(out / "bots", f"{bot.slug}.matches-*.html",
+              time_chart=bot_time_chart(bot.name, _think_times(bot, state, medians),
+                                        deadline_ms),
+              positions=_positions(bot), faults=_faults(data, bot),
+              h2h_rows=_h2h_rows(data, bot, common["paginated"],
+                                 bool(common["facts"]["duplicate_deals"])),
+              pages=bot_pages)
+        bot_key = repr((bot.id, bot.label, bot.slug, len(ids), bot_pages))
+        for number, chunk in enumerate(_chunks(bot.results, BOT_MATCHES_PER_PAGE) or [[]],
+                                       start=1):
+            name = f"bots/{bot_matches_file(bot.slug, number)}"
+            if not reuse(name, _list_key(version, season_key + bot_key, number,
+                                         (row_keys[r.match_id] for r in chunk))):
+                write(name, "bot_matches.html", 1, page="bot", bot=bot, results=chunk,
+                      pages=bot_pages, current=number)
+        _remove_pages(out / "bots", f"{bot.slug}.matches*.html",
                       {p.href for p in bot_pages})
-    _write_downloads(data, out, previous, state)
+    _write_downloads(data, out, list_keys, previous, state)
     state_path.write_text(json.dumps(state, sort_keys=True, indent=0))
     return RenderSummary(pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)))
 
 
-def _think_times(bot: Bot, state: dict[str, str]) -> list[float | None]:
+def _think_times(bot: Bot, state: dict[str, str], read: dict[str, list[float]]
+                 ) -> list[float | None]:
     """The bot's median think time in each of its matches (schedule order), from the
-    medians the match pages' render kept (None: no timing)."""
+    medians the match pages' render kept (None: no timing); ``read``: the medians read
+    so far (each match's are read once, for both its bots)."""
     times: list[float | None] = []
     for result in bot.results:
-        kept = state.get(f"time/{result.match_id}")
-        medians = json.loads(kept) if kept else []
+        medians = read.get(result.match_id)
+        if medians is None:
+            kept = state.get(f"time/{result.match_id}")
+            medians = read[result.match_id] = json.loads(kept) if kept else []
         times.append(medians[result.seat] if result.seat < len(medians) else None)
     return times
 
@@ -350,53 +379,87 @@ def _think_times(bot: Bot, state: dict[str, str]) -> list[float | None]:
 def _players(data: SeasonData) -> Any:
     """``players(match, root)``: a match's table, each bot linked with its place and
     score (as the ``match_players`` macro writes it), built once per match and folder
-    depth: the match list and two bot pages show every match, 240,000 rows a season of
-    80,000 matches, and the macro cost about 100 us a row."""
+    depth: the match list and two bots' lists show every match, 240,000 rows a season of
+    80,000 matches (the macro cost about 100 us a row, ``Markup.format`` 20)."""
     made: dict[tuple[str, str], Markup] = {}
-    links = {(b.id, root): Markup('<a href="{}bots/{}.html">{}</a> <span class="muted">{}'
-                                  '</span>').format(root, b.slug, b.name, b.version)
+    links = {(b.id, root): f'<a href="{root}bots/{escape(b.slug)}.html">{escape(b.name)}</a> '
+                           f'<span class="muted">{escape(b.version)}</span>'
              for b in data.bots.values() for root in ("", "../")}
 
     def players(match: MatchRow, root: str) -> Markup:
         key = (match.match_id, root)
-        if key not in made:
+        html = made.get(key)
+        if html is None:
             parts = []
             for seat, entrant in enumerate(match.seats):
-                result = match.results[seat] if match.results else None
-                html = Markup('<span class="player">') + links[(entrant, root)]
-                if result is not None:
+                part = '<span class="player">' + links[(entrant, root)]
+                if match.results:
+                    result = match.results[seat]
                     place = result.place if result.place <= 3 else "n"
-                    html += Markup(' <span class="place place-{}">{}</span> <span class="score">'
-                                   '{}</span>').format(place, result.place, result.score)
+                    part += (f' <span class="place place-{place}">{result.place}</span> '
+                             f'<span class="score">{result.score}</span>')
                     if result.disqualified:
-                        html += Markup(' <span class="badge bad" title="disqualified">DQ'
-                                       '</span>')
-                parts.append(html + Markup("</span>"))
-            made[key] = Markup('<span class="vs"> · </span>').join(parts)
-        return made[key]
+                        part += ' <span class="badge bad" title="disqualified">DQ</span>'
+                parts.append(part + "</span>")
+            html = made[key] = Markup('<span class="vs"> · </span>'.join(parts))
+        return html
 
     return players
 
 
 def _result_rows(data: SeasonData, players: Any) -> Any:
     """``result_rows(results, root)``: the rows of a bot's list of matches, written here
-    rather than by a template loop (200 bot pages of 500 rows: seconds in Jinja)."""
+    rather than by a template loop (200 lists of 800 rows, most of them written again
+    after a round of new results)."""
+    slugs = {b.id: f"{escape(b.slug)} " for b in data.bots.values()}
 
     def result_rows(results: list[Any], root: str) -> Markup:
         rows = []
         for result in results:
             match = data.match(result.match_id)
-            slugs = "".join(f"{data.bot(e).slug} " for e in match.seats)
+            match_id = escape(result.match_id)
             place = result.place if result.place <= 3 else "n"
-            rows.append(Markup(
-                '<tr data-bots="{}"><th scope="row"><a href="{}matches/{}.html">{}</a></th>'
-                '<td class="num">{}</td><td><span class="place place-{}">{}</span></td>'
-                '<td class="num">{}</td><td>{}</td></tr>').format(
-                    slugs, root, result.match_id, result.match_id, result.seat, place,
-                    result.place, result.score, players(match, root)))
-        return Markup("\n").join(rows)
+            rows.append(
+                f'<tr data-bots="{"".join(slugs[e] for e in match.seats)}"><th scope="row">'
+                f'<a href="{root}matches/{match_id}.html">{match_id}</a></th>'
+                f'<td class="num">{result.seat}</td><td><span class="place place-{place}">'
+                f'{result.place}</span></td><td class="num">{result.score}</td>'
+                f'<td>{players(match, root)}</td></tr>')
+        return Markup("\n".join(rows))
 
     return result_rows
+
+
+def _h2h_rows(data: SeasonData, bot: Bot, paginated: bool, deals: bool) -> Markup:
+    """The rows of a bot page's head-to-head table, its record against every ranked
+    opponent, written here rather than by a template loop (200 bot pages of 200 rows,
+    rendered at every report)."""
+    rows = []
+    for other in data.ranked:
+        if other.id == bot.id:
+            continue
+        head = (f'<tr><th scope="row"><a href="../bots/{escape(other.slug)}.html">'
+                f'{escape(other.name)}</a> <span class="muted">{escape(other.version)}</span>'
+                f'</th>')
+        h = data.head_to_head.get((bot.id, other.id))
+        if h is None or not h.meetings:
+            rows.append(f'{head}<td colspan="{6 if deals else 4}" class="muted">no meeting'
+                        f'</td></tr>')
+            continue
+        low, high = h.interval()
+        href = escape(f"{bot_matches_file(bot.slug, 1)}?opponent={other.slug}#results"
+                      if paginated else
+                      f"../matches.html?bot={bot.slug}&opponent={other.slug}")
+        row = (f'{head}<td class="num">{h.wins:g}</td><td class="num">{h.meetings}</td>'
+               f'<td class="heat" style="--rate: {h.rate:.3f}"><a class="cell-link" '
+               f'href="{href}">{h.rate:.0%}</a></td><td>{low:.0%}\N{EN DASH}{high:.0%}</td>')
+        if deals:
+            behind = h.deals - h.deals_ahead - h.deals_even
+            row += (f'<td class="num">{h.deals_ahead} / {h.deals_even} / {behind}</td>'
+                    f'<td class="num">{h.net_points:+d}</td>' if h.deals
+                    else '<td class="num"></td><td class="num"></td>')
+        rows.append(row + "</tr>")
+    return Markup("\n".join(rows))
 
 
 def _list_page_context(data: SeasonData, problems: dict[str, LogProblem], pages: int
@@ -405,23 +468,29 @@ def _list_page_context(data: SeasonData, problems: dict[str, LogProblem], pages:
     bots = sorted((b.id, b.name, b.version, b.slug) for b in [*data.ranked, *data.unrated])
     # Nothing that moves with every result (the live ratings, the calibrated draw
     # probability: the footer gives it on the standings page only), or every page would.
-    return repr((data.name, bots, sorted(data.settings.items()), data.tiebreak,
-                 len(data.matches), pages,
+    return repr((data.name, bots, [b.id for b in data.unrated], data.ratings is None,
+                 sorted(data.settings.items()), data.tiebreak, len(data.matches), pages,
                  sorted((p.match_id, p.kind, p.detail) for p in problems.values())))
 
 
-def _list_page_key(version: str, context: str, number: int, rows: list[MatchRow],
-                   problems: dict[str, LogProblem], listed_on: dict[str, str]) -> str:
-    """The digest of everything one page of the match list shows."""
+def _match_row_keys(matches: list[MatchRow], problems: dict[str, LogProblem],
+                    listed_on: dict[str, str]) -> dict[str, bytes]:
+    """Everything a match's row shows in a list (the match list, a bot's list of
+    matches, the results download), to key the pages that list it."""
+    return {m.match_id: repr((
+        m.match_id, m.status, m.round, m.seats, m.chance,
+        [(r.entrant_id, r.place, r.score, r.disqualified, len(r.faults)) for r in m.results],
+        [(other, listed_on.get(other)) for other in m.deal_matches], m.net, m.rounds,
+        m.round_limit_reached, m.decisions, m.seconds, m.finished_at, m.error,
+        bool(m.log_path), m.match_id in problems)).encode() for m in matches}
+
+
+def _list_key(version: str, context: str, number: int, rows: Iterable[bytes]) -> str:
+    """The digest of everything one page of a list shows: what every page shows besides
+    its rows (``context``), its number and its rows' keys."""
     digest = hashlib.sha256(f"{version}\0{context}\0{number}".encode())
-    for m in rows:
-        digest.update(repr((
-            m.match_id, m.status, m.round, m.seats, m.chance,
-            [(r.entrant_id, r.place, r.score, r.disqualified, len(r.faults))
-             for r in m.results],
-            [(other, listed_on.get(other)) for other in m.deal_matches], m.net, m.rounds,
-            m.round_limit_reached, m.decisions, m.seconds, m.finished_at, m.error,
-            bool(m.log_path), m.match_id in problems)).encode())
+    for row in rows:
+        digest.update(row)
     return digest.hexdigest()
 
 
@@ -460,21 +529,26 @@ def _h2h_records(data: SeasonData) -> list[dict[str, Any]]:
     return rows
 
 
-def _checked_stamp(match: MatchRow) -> str | None:
-    """What a log's check is reused under (None: no recorded SHA-256 or no file)."""
-    if not match.log_sha256 or not match.log_path:
+def _log_stat(match: MatchRow) -> os.stat_result | None:
+    """The match's log file's stat (None: no log path recorded, or no file)."""
+    if not match.log_path:
         return None
     try:
-        stat = Path(match.log_path).stat()
+        return os.stat(match.log_path)
     except OSError:
+        return None
+
+
+def _checked_stamp(match: MatchRow, stat: os.stat_result | None) -> str | None:
+    """What a log's check is reused under (None: no recorded SHA-256 or no file)."""
+    if not match.log_sha256 or stat is None:
         return None
     return (f"{match.log_sha256}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:"
             f"{stat.st_ctime_ns}")
 
 
-def _log_key(version: str, log: Path) -> str:
+def _log_key(version: str, stat: os.stat_result) -> str:
     """A log's pages are reused while the templates and the log's size and time stay."""
-    stat = log.stat()
     return f"{version}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
@@ -507,10 +581,12 @@ def standings_rows(data: SeasonData) -> list[dict[str, Any]]:
     return rows
 
 
-def results_rows(data: SeasonData) -> list[dict[str, Any]]:
-    """Every seat of every match (and every failed match, once), in schedule order."""
+def results_rows(data: SeasonData, matches: list[MatchRow] | None = None
+                 ) -> list[dict[str, Any]]:
+    """Every seat of every match (and every failed match, once), in schedule order; or
+    of ``matches`` only."""
     rows: list[dict[str, Any]] = []
-    for match in data.matches:
+    for match in data.matches if matches is None else matches:
         base = {"match_id": match.match_id, "round": match.round, "status": match.status,
                 "deal": match.chance, "finished_at": match.finished_at,
                 "seconds": match.seconds, "rounds": match.rounds,
@@ -529,35 +605,84 @@ def results_rows(data: SeasonData) -> list[dict[str, Any]]:
     return rows
 
 
-def _csv(rows: list[dict[str, Any]]) -> bytes:
+def _csv(rows: list[dict[str, Any]], header: bool = True) -> bytes:
     buffer = io.StringIO()
     if rows:
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
+        if header:
+            writer.writeheader()
         writer.writerows(rows)
     return buffer.getvalue().encode()
 
 
-def _write_downloads(data: SeasonData, out: Path, previous: dict[str, str],
-                     state: dict[str, str]) -> None:
+def _write_downloads(data: SeasonData, out: Path, list_keys: list[str],
+                     previous: dict[str, str], state: dict[str, str]) -> None:
     """Standings and results as CSV and JSON, and every log in one archive; the same
-    store gives the same bytes (the archive's entries carry no time of their own)."""
+    store gives the same bytes (the archive's entries carry no time of their own).
+
+    The results are written a page of the match list at a time, each part keyed by that
+    page's key (``list_keys``): the part of a page that did not change is copied from the
+    file the last render wrote, so a new result costs its page's rows, not the season's."""
     standings = standings_rows(data)
-    results = results_rows(data)
     _replace(out / "standings.csv", _csv(standings))
-    _replace(out / "results.csv", _csv(results))
     groups = [[b.name for b in group] for group in data.groups]
     _replace(out / "standings.json", (json.dumps(
         {"season": data.name, "standings": standings, "cannot_separate": groups,
          "unrated": [b.name for b in data.unrated], "matches": data.counts},
         indent=1) + "\n").encode())
+    chunks = _chunks(data.matches, MATCHES_PER_PAGE)
+    header = _csv(results_rows(data, data.matches[:1]))
+    _write_in_parts(out / "results.csv", header[:header.index(b"\n") + 1] if chunks else b"",
+                    [(key, functools.partial(_results_csv, data, chunk))
+                     for key, chunk in zip(list_keys, chunks, strict=True)], b"", b"",
+                    previous, state)
     # One result a line: json's C encoder (an indent makes it fall back to its pure-Python
     # one, 10 s for 100,000 rows), still readable line by line.
     encode = json.JSONEncoder().encode
-    lines = ",\n".join(encode(row) for row in results)
-    _replace(out / "results.json", (
-        f'{{"season": {encode(data.name)}, "results": [\n{lines}\n]}}\n').encode())
+    _write_in_parts(out / "results.json",
+                    f'{{"season": {encode(data.name)}, "results": [\n'.encode(),
+                    [(key, functools.partial(_results_json, data, chunk))
+                     for key, chunk in zip(list_keys, chunks, strict=True)], b",\n",
+                    b"\n]}\n", previous, state)
     _write_archive(data.name, out, previous, state)
+
+
+def _results_csv(data: SeasonData, matches: list[MatchRow]) -> bytes:
+    return _csv(results_rows(data, matches), header=False)
+
+
+def _results_json(data: SeasonData, matches: list[MatchRow]) -> bytes:
+    encode = json.JSONEncoder().encode
+    return ",\n".join(encode(row) for row in results_rows(data, matches)).encode()
+
+
+def _write_in_parts(path: Path, head: bytes, parts: list[tuple[str, Callable[[], bytes]]],
+                    separator: bytes, tail: bytes, previous: dict[str, str],
+                    state: dict[str, str]) -> None:
+    """Write ``head``, the parts (key, maker) joined by ``separator``, and ``tail``; a
+    part whose key the file written last time holds is copied from it, not made again."""
+    known = previous.get(f"parts/{path.name}")
+    old = path.read_bytes() if known and path.is_file() else b""
+    kept: dict[str, bytes] = {}
+    if old:
+        digest, spans = json.loads(known or "")
+        if hashlib.sha256(old).hexdigest() == digest:
+            kept = {key: old[start:end] for key, start, end in spans}
+    pieces, spans, at = [head], [], len(head)
+    for index, (key, make) in enumerate(parts):
+        if index:
+            pieces.append(separator)
+            at += len(separator)
+        piece = kept.get(key)
+        piece = make() if piece is None else piece
+        pieces.append(piece)
+        spans.append((key, at, at + len(piece)))
+        at += len(piece)
+    pieces.append(tail)
+    content = b"".join(pieces)
+    state[f"parts/{path.name}"] = json.dumps([hashlib.sha256(content).hexdigest(), spans])
+    if content != old:
+        _replace(path, content)
 
 
 def _listing_digest(entries: list[tuple[str, int, str]]) -> str:
@@ -568,13 +693,16 @@ def _write_archive(name: str, out: Path, previous: dict[str, str],
                    state: dict[str, str]) -> None:
     """Every log in ``logs.tar``, in name order. When the logs it already holds are still
     the first ones, unchanged (the usual case: new matches come later in the schedule),
-    the new ones are appended to it, with the same bytes a whole rebuild would give,
-    rather than every log of the season read and written again."""
-    logs = sorted((out / "logs").glob("*.jsonl.gz"))
+    the new ones are written over its end, with the same bytes a whole rebuild would
+    give, rather than every log of the season read and written again."""
+    folder = out / "logs"
+    with os.scandir(folder) as found:
+        sizes = {e.name: e.stat().st_size for e in found if e.name.endswith(".jsonl.gz")}
+    names = sorted(sizes)
     # A copy is known by its match's page key (its source log's size and time): the same
     # in any output folder, so the state file stays a function of the season.
-    entries = [(log.name, log.stat().st_size,
-                state.get(log.name.removesuffix(".jsonl.gz"), "")) for log in logs]
+    entries = [(log, sizes[log], state.get(log.removesuffix(".jsonl.gz"), ""))
+               for log in names]
     target = out / "logs.tar"
     known = previous.get("archive/logs.tar", "")
     count, _, digest = known.partition(":")
@@ -584,28 +712,47 @@ def _write_archive(name: str, out: Path, previous: dict[str, str],
             entries[:held]) and target.stat().st_size == _archive_size(entries[:held]):
         if held == len(entries):
             return
-        with tarfile.open(target, mode="a", format=tarfile.USTAR_FORMAT) as archive:
-            _add_logs(archive, name, logs[held:])
+        with target.open("r+b") as archive:
+            archive.seek(_entries_end(entries[:held]))
+            _add_logs(archive, name, [folder / log for log in names[held:]])
+            _end_archive(archive)
         return
     partial = target.with_name(f".{target.name}.partial")
-    with tarfile.open(partial, mode="w", format=tarfile.USTAR_FORMAT) as archive:
-        _add_logs(archive, name, logs)
+    with partial.open("wb") as archive:
+        _add_logs(archive, name, [folder / log for log in names])
+        _end_archive(archive)
     os.replace(partial, target)
 
 
-def _add_logs(archive: tarfile.TarFile, name: str, logs: list[Path]) -> None:
+def _add_logs(archive: BinaryIO, name: str, logs: list[Path]) -> None:
+    """Each log as a USTAR entry, as ``tarfile`` writes one: its header, its bytes, zeros
+    to a whole block (written here: ``tarfile`` reads every header of an archive it
+    appends to)."""
     for log in logs:
+        content = log.read_bytes()
         info = tarfile.TarInfo(f"{name}-logs/{log.name}")
-        info.size = log.stat().st_size
+        info.size = len(content)
         info.mode = 0o644
-        with log.open("rb") as handle:
-            archive.addfile(info, handle)
+        archive.write(info.tobuf(tarfile.USTAR_FORMAT, tarfile.ENCODING, "surrogateescape"))
+        archive.write(content + tarfile.NUL * (-len(content) % tarfile.BLOCKSIZE))
+
+
+def _end_archive(archive: BinaryIO) -> None:
+    """The end of an archive as ``tarfile`` writes it: two zero blocks, then zeros to a
+    whole record; nothing after it."""
+    end = archive.tell() + 2 * tarfile.BLOCKSIZE
+    archive.write(tarfile.NUL * (2 * tarfile.BLOCKSIZE + -end % tarfile.RECORDSIZE))
+    archive.truncate()
+
+
+def _entries_end(entries: list[tuple[str, int, str]]) -> int:
+    """Where these files' entries end in an archive (its end blocks start there)."""
+    return sum(1 + -(-size // tarfile.BLOCKSIZE) for _, size, _ in entries) * tarfile.BLOCKSIZE
 
 
 def _archive_size(entries: list[tuple[str, int, str]]) -> int:
     """The size of a USTAR archive of these files, as tarfile writes it."""
-    blocks = sum(1 + -(-size // tarfile.BLOCKSIZE) for _, size, _ in entries) + 2
-    size = blocks * tarfile.BLOCKSIZE
+    size = _entries_end(entries) + 2 * tarfile.BLOCKSIZE
     return -(-size // tarfile.RECORDSIZE) * tarfile.RECORDSIZE
 
 

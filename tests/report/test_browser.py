@@ -235,7 +235,9 @@ def test_navigate_and_step_through_a_replay(chromium: Chromium, site: str, seaso
         expect(page.locator("svg.chart title#chart-title")).to_contain_text(bot)
         screenshot(page, shots, "2-bot")
 
-        # Bot page -> match page.
+        # Bot page -> its list of matches -> match page.
+        page.locator("p.bot-matches a").first.click()
+        page.wait_for_url(re.compile(r"/bots/[^/]+\.matches\.html$"))
         page.locator(f'table.matches tbody th a:text-is("{match_id}")').click()
         page.wait_for_url(re.compile(rf"/matches/{match_id}\.html$"))
         expect(page.locator("h1")).to_have_text(f"Match {match_id}")

@@ -13,10 +13,10 @@ import hashlib
 import os
 import random
 import shutil
-import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import jinja2
 import pytest
@@ -157,9 +157,12 @@ def test_bot_pages_list_their_matches_in_pages(synthetic: Synthetic, tmp_path: P
     slug = "bot03-1-0"
     entrant = next(e["id"] for e in store.entrants() if e["name"] == "bot03")
     played = sorted({r.match_id for r in store.results() if r.entrant_id == entrant})
-    pages = [site / "bots" / f"{slug}.html"] + [
+    pages = [site / "bots" / f"{slug}.matches.html"] + [
         site / "bots" / f"{slug}.matches-{n}.html"
         for n in range(2, -(-len(played) // BOT_PER_PAGE) + 1)]
+    # The bot page (its standing, which moves with every result) links every page.
+    assert {p.name for p in pages} <= set(
+        parse(site / "bots" / f"{slug}.html").find("p", class_="bot-matches").links())
     listed: list[str] = []
     for number, page in enumerate(pages, start=1):
         table = parse(page).find("table", id="results-table")
@@ -207,7 +210,7 @@ def test_an_incremental_render_shows_every_change(synthetic: Synthetic, tmp_path
     archived: list[str] = []
     add_logs = render._add_logs
 
-    def counting(archive: tarfile.TarFile, name: str, logs: list[Path]) -> None:
+    def counting(archive: BinaryIO, name: str, logs: list[Path]) -> None:
         archived.extend(log.name for log in logs)
         add_logs(archive, name, logs)
 
@@ -238,6 +241,26 @@ def test_an_incremental_render_shows_every_change(synthetic: Synthetic, tmp_path
     for name, content in after.items():
         assert (fresh / name).read_bytes() == content, name
     assert (fresh / "logs.tar").read_bytes() == (site / "logs.tar").read_bytes()
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def test_an_incremental_render_is_a_full_render(synthetic: Synthetic, tmp_path: Path) -> None:
+    """What the incremental render reuses (list pages, bots' lists of matches, parts of
+    the downloads, the archive) leaves every file as a render from scratch writes it."""
+    site = tmp_path / "site"
+    render_site(synthetic.store_path, site)
+    for step, count in enumerate((1, 5)):
+        synthetic.record(count)
+        if step:  # a download edited behind the render's back is written again whole
+            (site / "results.csv").write_bytes(b"edited\n")
+        render_site(synthetic.store_path, site)
+        fresh = tmp_path / f"fresh-{step}"
+        render_site(synthetic.store_path, fresh)
+        assert snapshot(site) == snapshot(fresh)
 
 
 def test_a_log_altered_behind_a_reused_check_is_caught(synthetic: Synthetic,
