@@ -185,13 +185,17 @@ def fit_strengths(wins: NDArray[np.float64],
     tolerance = GRADIENT_TOLERANCE * (1.0 + float(won.max()))
     damping = 0.0
     identity = np.eye(size)
+    # The likelihood at theta: the accepted candidate's is kept (an evaluation costs as much
+    # as the gradient), so each step evaluates it once.
+    here: float | None = None
     for _ in range(NEWTON_STEPS):
         if norm <= tolerance:
             break
         weight = games * ahead * (1.0 - ahead)
         matrix = 1.0 - weight  # the all-ones matrix minus the off-diagonal weights
         matrix[diagonal] = weight.sum(axis=1) + 1.0
-        here = log_likelihood(theta)
+        if here is None:
+            here = log_likelihood(theta)
         # Levenberg-Marquardt: a Newton step if it raises the likelihood, else the
         # diagonal is lifted until the step does (a lifted step tends to a short gradient
         # step, which always does; the likelihood is concave, so this converges from any
@@ -202,7 +206,8 @@ def fit_strengths(wins: NDArray[np.float64],
             try:
                 factor = cho_factor(matrix + damping * scale * identity, check_finite=False)
                 candidate = theta + cho_solve(factor, gradient, check_finite=False)
-                if log_likelihood(candidate) >= here:
+                value = log_likelihood(candidate)
+                if value >= here:
                     break
             except np.linalg.LinAlgError:
                 pass
@@ -212,7 +217,7 @@ def fit_strengths(wins: NDArray[np.float64],
         if damping > 1e9:
             break  # no step raises it in floating point: this is the maximum
         damping = damping / 100 if damping > 1e-7 else 0.0  # trust Newton again
-        theta = candidate
+        theta, here = candidate, value
         ahead, gradient, norm = gradient_at(theta)
     strengths: NDArray[np.float64] = theta - theta.mean()
     return strengths
