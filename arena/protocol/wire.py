@@ -19,6 +19,7 @@ from arena.protocol import pb
 from arena.protocol.convert import (
     ACTION_MESSAGES,
     CARD_MESSAGES,
+    colour_to_wire,
     event_message,
     observation_message,
 )
@@ -76,11 +77,11 @@ def _submessage(tag: bytes, body: bytes) -> bytes:
     return tag + varint(len(body)) + body
 
 
-# Observation's fields (referee.proto), by number.
-_SEAT, _COLOUR, _DIRECTION = _tag(1, 0), _tag(4, 0), _tag(5, 0)
+# Observation's fields (referee.proto), by number; the variants' fields (13-16) are never
+# sent in official play, and a variant observation is built as a message.
+_SEAT, _DIRECTION = _tag(1, 0), _tag(5, 0)
 _HAND_SIZES, _DRAW_PILE, _DISCARD_PILE = _tag(6, 2), _tag(7, 0), _tag(8, 0)
 _DEALER, _SCORES, _ROUND, _TURN = _tag(9, 0), _tag(10, 2), _tag(11, 0), _tag(12, 0)
-_VARIANTS, _PENDING, _PARTNER, _REFILLS = _tag(13, 2), _tag(14, 0), _tag(15, 0), _tag(16, 2)
 # DecisionRequest's.
 _REQUEST_ID, _KIND, _OBSERVATION = _tag(1, 0), _tag(2, 0), _tag(3, 2)
 _DEADLINE, _BANK = _tag(5, 0), _tag(6, 0)
@@ -91,8 +92,9 @@ _TOP_CARD = tuple(pb.Observation(top_card=card).SerializeToString() for card in 
 _LEGAL_ENTRY = {action: pb.DecisionRequest(legal_actions=[message]).SerializeToString()
                 for action, message in ACTION_MESSAGES.items()}
 """DecisionRequest field 4 (``legal_actions``), one action, tagged."""
-_WIRE_COLOUR = (pb.COLOUR_RED, pb.COLOUR_YELLOW, pb.COLOUR_GREEN, pb.COLOUR_BLUE,
-                pb.COLOUR_UNSPECIFIED)
+_COLOUR = tuple(pb.Observation(colour=colour_to_wire(colour)).SerializeToString()  # type: ignore[arg-type]
+                for colour in range(5))
+"""Observation field 4 (``colour``) for each engine colour (4: none yet, not sent)."""
 _CLOCKWISE = _DIRECTION + varint(pb.DIRECTION_CLOCKWISE)
 _COUNTER_CLOCKWISE = _DIRECTION + varint(pb.DIRECTION_COUNTER_CLOCKWISE)
 
@@ -109,7 +111,7 @@ def observation_bytes(observation: Observation) -> bytes:
         _scalar(_SEAT, observation.seat),
         b"".join([hand_entry[card] for card in observation.hand]),
         _TOP_CARD[observation.top_card],
-        _scalar(_COLOUR, _WIRE_COLOUR[observation.colour]),
+        _COLOUR[observation.colour],
         _CLOCKWISE if observation.direction > 0 else _COUNTER_CLOCKWISE,
         _packed(_HAND_SIZES, observation.hand_sizes),
         _scalar(_DRAW_PILE, observation.draw_pile_size),
