@@ -262,20 +262,24 @@ def _log_items(records: list[dict[str, Any]], seat_view: bool) -> list[tuple[str
     before issue 22 (no request or answer on the decision line, its latency there, no
     timing line)."""
     items: list[tuple[str, Any]] = []
+    asked: dict[str, Any] | None = None
     for record in records:
         if record["type"] == "event":
             items.append(("event", ev.from_record({k: v for k, v in record.items()
                                                    if k != "type"})))
         elif record["type"] == "decision" and "asked" in record:
-            plain = {k: v for k, v in record.items() if k not in ("asked", "answer")}
             if seat_view:
-                items.append(("decision", (plain, base64.b64decode(record["asked"]),
-                                           decode_answer(record))))
+                asked = record  # written with its timing line, which comes next
             else:
+                plain = {k: v for k, v in record.items() if k not in ("asked", "answer")}
                 items.append(("line", {**plain, "latency_ms": 0.412}))
         elif record["type"] == "timing":
-            if seat_view:
-                items.append(("timing", record))
+            if seat_view and asked is not None:
+                items.append(("decision", (
+                    asked["seat"], asked["request"], asked["action"], asked["source"],
+                    base64.b64decode(asked["asked"]), decode_answer(asked),
+                    record["latency_ms"] / 1000, record["bank_ms"] / 1000)))
+                asked = None
         else:
             items.append(("line", record))
     return items
@@ -289,9 +293,7 @@ def _write_log(items: list[tuple[str, Any]], path: Path) -> float:
         if kind == "event":
             writer.event(item)
         elif kind == "decision":
-            writer.decision(dict(item[0]), item[1], item[2])
-        elif kind == "timing":
-            writer.timing(item["seat"], item["request"], item["latency_ms"], item["bank_ms"])
+            writer.decision(*item)
         else:
             writer.write(dict(item))
         if kind == "decision" or (kind == "line" and item["type"] == "decision"):
@@ -385,7 +387,7 @@ def measure(matches: int, logs: Path) -> None:
     print(f"        of which the wire bytes (request, events) {wire * 1e6:6.0f} us")
     print(f"        of which the match log (below)             {writing * 1e6:6.0f} us   "
           "(encoded while the bot thinks)")
-    print(f"      on the answer's path, the rest (asyncio, gRPC, one more task) "
+    print(f"      on the answer's path, the rest (asyncio, gRPC)   "
           f"{(referee - working - own + writing) * 1e6:5.0f} us")
     print(f"      the match log, in a hot loop           {writing * 1e6:6.0f} us   (every line "
           "encoded and compressed; written once the request is on its way)")

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.protocol import pb
+from arena.rules.actions import Action, action_name
 from arena.rules.events import Event, to_record
 
 LOG_FORMAT = 1
@@ -51,22 +52,32 @@ TIMING = "timing"
 """The kind of line that carries what the clock measured (outside the determinism)."""
 
 
-class _WireDecision:
-    """A decision line whose wire messages are encoded at flush, off the hot path."""
+class _Decision:
+    """A decision line (and its timing line), formatted at flush, off the hot path."""
 
-    __slots__ = ("answer", "asked", "record")
+    __slots__ = ("action", "answer", "asked", "bank", "latency", "request", "seat", "source")
 
-    def __init__(self, record: dict[str, Any], asked: bytes,
-                 answer: pb.Decision | None) -> None:
-        self.record, self.asked, self.answer = record, asked, answer
+    def __init__(self, seat: int, request: int, action: Action, source: str,
+                 asked: bytes | None, answer: pb.Decision | None, latency: float,
+                 bank: float) -> None:
+        self.seat, self.request, self.action, self.source = seat, request, action, source
+        self.asked, self.answer, self.latency, self.bank = asked, answer, latency, bank
 
-    def line(self) -> str:
+    def lines(self) -> str:
+        record = {"type": "decision", "seat": self.seat, "request": self.request,
+                  "action": self.action, "name": action_name(self.action),
+                  "source": self.source}
+        text = json.dumps(record, separators=(",", ":"))
+        if self.asked is None:
+            return text + "\n"
         # Base64 needs no JSON escaping: the wire fields are appended to the encoded line.
         encode = base64.b64encode
         answer = ("null" if self.answer is None
                   else f'"{encode(self.answer.SerializeToString()).decode()}"')
-        return (json.dumps(self.record, separators=(",", ":"))[:-1]
-                + f',"asked":"{encode(self.asked).decode()}","answer":{answer}}}\n')
+        return (f'{text[:-1]},"asked":"{encode(self.asked).decode()}","answer":{answer}}}\n'
+                f'{{"type":"{TIMING}","seat":{self.seat},"request":{self.request},'
+                f'"latency_ms":{round(self.latency * 1000, 3)!r},'
+                f'"bank_ms":{round(self.bank * 1000, 3)!r}}}\n')
 
 
 class MatchLogWriter:
@@ -82,7 +93,7 @@ class MatchLogWriter:
         # mtime=0 keeps the compressed bytes free of the clock.
         self._gzip = gzip.GzipFile(fileobj=self._raw, mode="wb", mtime=0)
         self._text = io.TextIOWrapper(self._gzip, encoding="utf-8", newline="\n")
-        self._pending: list[dict[str, Any] | Event | _WireDecision | str] = []
+        self._pending: list[dict[str, Any] | Event | _Decision] = []
 
     # Records are queued and encoded by flush(), which the referee calls once a request is
     # on its way: encoding then overlaps the bot's thinking instead of delaying the request.
@@ -92,26 +103,21 @@ class MatchLogWriter:
     def event(self, event: Event) -> None:
         self._pending.append(event)
 
-    def decision(self, record: dict[str, Any], asked: bytes,
-                 answer: pb.Decision | None) -> None:
-        """A decision line with the request the bot received (the ``DecisionRequest``'s
-        bytes as sent) and its answer (serialized by ``flush``: it may not change after
-        this call)."""
-        self._pending.append(_WireDecision(record, asked, answer))
-
-    def timing(self, seat: int, request: int, latency_ms: float, bank_ms: float) -> None:
-        """A timing line (formatted as ``json.dumps`` would, at a fraction of its cost)."""
-        self._pending.append(f'{{"type":"{TIMING}","seat":{seat},"request":{request},'
-                             f'"latency_ms":{latency_ms!r},"bank_ms":{bank_ms!r}}}\n')
+    def decision(self, seat: int, request: int, action: Action, source: str,
+                 asked: bytes | None = None, answer: pb.Decision | None = None,
+                 latency: float = 0.0, bank: float = 0.0) -> None:
+        """A decision line; when a request went to the bot, with the seat's view (``asked``,
+        the ``DecisionRequest``'s bytes as sent, and ``answer``, the bot's decision: it
+        may not change after this call) and a timing line (``latency`` and the time
+        ``bank`` left, in seconds)."""
+        self._pending.append(_Decision(seat, request, action, source, asked, answer,
+                                       latency, bank))
 
     def flush(self) -> None:
         dumps, write = json.dumps, self._text.write
         for item in self._pending:
-            if type(item) is str:
-                write(item)
-                continue
-            if type(item) is _WireDecision:
-                write(item.line())
+            if type(item) is _Decision:
+                write(item.lines())
                 continue
             if not isinstance(item, dict):
                 item = to_record(item)  # type: ignore[arg-type]

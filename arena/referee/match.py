@@ -56,6 +56,8 @@ has waited longest (a real bot says hello at once, so flooding the referee with 
 streams cannot keep it out)."""
 REFUSED_KEPT = 8
 """Refused tokens remembered (for the NO_HELLO reason), at most."""
+CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
+"""A timer may run this much before its time (asyncio's own slack)."""
 
 
 @dataclass(frozen=True)
@@ -143,8 +145,8 @@ _DISCONNECTED = object()
 
 
 class _Inbox:
-    """Messages from one bot with their arrival time; cheaper than a Queue + wait_for on
-    the per-decision hot path (one future, one timer, no extra task).
+    """Messages from one bot with their arrival time. A match reads it as its stream's
+    reader hands it on (``_MatchLoop.drive``); ``get`` waits for a message (a refeed).
 
     Bounded: a bot is asked one thing at a time, so it has no reason to get more than a few
     messages ahead of the referee. ``admit`` refuses a message past ``INBOX_MESSAGES`` or
@@ -277,9 +279,11 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
                 if not inbox.admit(time.perf_counter(), message, message.ByteSize()):
                     flooded = True
                     break
-                # Let the match loop take the answer before the next read is started: the
-                # read's set-up then overlaps the next request instead of delaying it.
-                await asyncio.sleep(0)
+                driver = referee.driver
+                if driver is not None and driver.waiting_on == seat:
+                    # The answer the match waits for: play on in this task, up to the next
+                    # request sent (no hand-off to another task on a decision's path).
+                    await driver.drive()
         except (grpc.RpcError, asyncio.CancelledError, Exception):
             pass
         finally:
@@ -288,6 +292,9 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
             if flooded:
                 referee.floods.append(seat)
             inbox.put_nowait((time.perf_counter(), _DISCONNECTED, 0))
+            driver = referee.driver
+            if driver is not None and driver.waiting_on == seat:
+                driver.drive_soon()
         if flooded:
             with contextlib.suppress(Exception):
                 await context.abort(
@@ -316,6 +323,8 @@ class _Referee:
         self.reports = [SeatReport(seat) for seat in range(spec.players)]
         self.unsupported: dict[int, str] = {}
         """Seats refused for not supporting the match's variants (§21-§32), with why."""
+        self.driver: _MatchLoop | None = None
+        """The match in play: a stream reader hands it the answer it waits for."""
 
     def attach(self, seat: int, connection: _Connection) -> None:
         self.connections[seat] = connection
@@ -475,6 +484,35 @@ async def _close(referee: _Referee, server: grpc.aio.Server, processes: list[Bot
         shutil.rmtree(socket_dir, ignore_errors=True)
 
 
+class _Pending:
+    """A decision asked of a bot, from its request until it is answered or expires."""
+
+    __slots__ = ("seat", "request_id", "observation", "legal", "connection", "request",
+                 "message", "sent", "give_up", "asked", "answer", "expired", "broken")
+
+    def __init__(self, seat: int, request_id: int, observation: Any, legal: list[Action],
+                 connection: _Connection, request: bytes, message: bytes) -> None:
+        self.seat = seat
+        self.request_id = request_id
+        self.observation = observation
+        self.legal = legal
+        self.connection = connection
+        self.request = request
+        """The serialized DecisionRequest."""
+        self.message = message
+        """What is sent: the seat's new events, then the request."""
+        self.sent = 0.0
+        self.give_up = 0.0
+        """When it expires, on the event loop's clock."""
+        self.asked: bytes | None = None
+        """The request, once sent (for the log)."""
+        self.answer: pb.Decision | None = None
+        """The bot's last decision message for it (for the log)."""
+        self.expired = False
+        self.broken = False
+        """The stream broke as the request was sent."""
+
+
 class _MatchLoop:
     def __init__(self, spec: MatchSpec, referee: _Referee, log: MatchLogWriter | None
                  ) -> None:
@@ -495,10 +533,15 @@ class _MatchLoop:
                            for seat in range(spec.players)]
         self.request_id = 0
         self.decisions = 0
-        # The request sent for the current decision and the bot's answer (for the log).
-        self.asked: bytes | None = None
-        """The serialized DecisionRequest, as sent."""
-        self.answer: pb.Decision | None = None
+        self.pending: _Pending | None = None
+        """The decision a bot is asked and has not answered."""
+        self.busy = False
+        """A task is playing the match on (see ``drive``)."""
+        self.done: asyncio.Future[None] | None = None
+        self.drivers: set[asyncio.Task[None]] = set()
+        self.timer: asyncio.TimerHandle | None = None
+        """Set for the earliest time a pending decision may expire, or earlier."""
+        self.on_progress: Any = None
         self.log_error: Exception | None = None
         """An error of the log's encoding or writing (a full disk), raised by the loop."""
         # Requests that timed out: a late answer to one is dropped, not struck twice.
@@ -614,48 +657,18 @@ class _MatchLoop:
         self._off_turn(self.processes)
         match = self.match
         play_started = time.perf_counter()
-        while not match.is_over:
-            if self.log_error is not None:
-                raise self.log_error
-            if referee.floods:
-                self._record_floods()
-            seat = match.current_seat
-            observation = match.observation(seat)
-            legal = match.legal_actions()
-            source = "bot"
-            latency = 0.0
-            self.asked = self.answer = None
-            in_process = referee.in_process.get(seat)
-            if in_process is not None:
-                action, source = in_process.decide(observation, legal), "in-process"
-            elif self.reports[seat].disqualified:
-                action, source = self.autopilots[seat].decide(observation, legal), "autopilot"
-            else:
-                self._on_turn(seat)
-                answer, latency = await self._ask(seat, observation, legal)
-                self._off_turn([seat])
-                if answer is None:
-                    kind = observation.decision.name  # type: ignore[union-attr]
-                    mishandled = self.reports[seat].mishandled
-                    mishandled[kind] = mishandled.get(kind, 0) + 1
-                    action = default_action(observation)
-                    source = "autopilot" if self.reports[seat].disqualified else "default"
-                else:
-                    action = answer
-            match.apply(action)
-            self.decisions += 1
-            if self.log:
-                record = {"type": "decision", "seat": seat, "request": self.request_id,
-                          "action": action, "name": action_name(action), "source": source}
-                if self.asked is None:
-                    self.log.write(record)
-                else:  # the seat's view as sent, and what the clock saw, on its own line
-                    self.log.decision(record, self.asked, self.answer)
-                    self.log.timing(seat, self.request_id, round(latency * 1000, 3),
-                                    round(self.time_bank[seat] * 1000, 3))
-            self._sync_events()
-            if on_progress is not None and isinstance(match.events[-1], ev.RoundEnded):
-                on_progress(match)
+        self.on_progress = on_progress
+        self.done = asyncio.get_running_loop().create_future()
+        referee.driver = self
+        try:
+            # Stream readers play the match on as answers arrive (``drive``); this task
+            # waits for its end (cancelling it cancels ``done``, which stops them).
+            self.drive_soon()
+            await self.done
+        finally:
+            referee.driver = None
+            if self.timer is not None:
+                self.timer.cancel()
         if self.log_error is not None:
             raise self.log_error
         self._record_floods()
@@ -744,44 +757,152 @@ class _MatchLoop:
                         "was asked of this seat")
         return not self.reports[seat].disqualified
 
-    async def _ask(self, seat: int, observation: Any, legal: list[Action]
-                   ) -> tuple[Action | None, float]:
+    # -- playing on -----------------------------------------------------------------------
+
+    @property
+    def waiting_on(self) -> int:
+        """The seat whose answer the match waits for; -1 when none."""
+        pending = self.pending
+        return -1 if pending is None else pending.seat
+
+    def drive_soon(self) -> None:
+        """Play on in a task of its own (at the start, after a timeout, a hang-up)."""
+        if self.done is None or self.done.done():
+            return
+        task = asyncio.get_running_loop().create_task(self.drive())
+        self.drivers.add(task)
+        task.add_done_callback(self.drivers.discard)
+
+    async def drive(self) -> None:
+        """Play on until a bot must answer, sending each request on the way; an error ends
+        the match (``done``). Run by the stream reader that received the answer, so a
+        decision costs no hand-off between tasks; one task at a time (``busy``): what
+        arrives meanwhile waits in the inboxes, and the timer only marks its decision
+        expired, both seen by ``_advance`` once the write in progress is done."""
+        done = self.done
+        if self.busy or done is None or done.done():
+            return
+        self.busy = True
+        pending: _Pending | None = None
+        try:
+            while not done.done() and (pending := self._advance()) is not None:
+                if await pending.connection.send(pending.message):
+                    pending.asked = pending.request
+                else:
+                    self._fault(pending.seat, FaultKind.DISCONNECTED, "the stream broke")
+                    pending.broken = True
+        except asyncio.CancelledError:
+            # This task's own stream was cancelled (its bot hung up) while it drove. A write
+            # is handed to gRPC before its first await, so the request is on its way: play
+            # goes on in another task.
+            if pending is not None:
+                pending.asked = pending.request
+            self.busy = False
+            self.drive_soon()
+            raise
+        except Exception as error:
+            if not done.done():
+                done.set_exception(error)
+        finally:
+            self.busy = False
+
+    def _advance(self) -> _Pending | None:
+        """Play every decision that needs no bot (in-process seats, the autopilot) and the
+        pending one once answered or expired: the next request to send (the pending
+        decision), or None while the match waits for an answer or when it is over."""
+        match, referee = self.match, self.referee
+        while True:
+            if self.log_error is not None:
+                raise self.log_error
+            pending = self.pending
+            if pending is not None:
+                answer = self._answer(pending)
+                if answer is None:
+                    return None
+                self.pending = None
+                action, latency = answer
+                self._decide(pending.seat, pending.observation, action, latency,
+                             pending.asked, pending.answer)
+                continue
+            if match.is_over:
+                self.done.set_result(None)  # type: ignore[union-attr]
+                return None
+            if referee.floods:
+                self._record_floods()
+            seat = match.current_seat
+            observation = match.observation(seat)
+            legal = match.legal_actions()
+            in_process = referee.in_process.get(seat)
+            if in_process is not None:
+                self._apply(seat, in_process.decide(observation, legal), "in-process")
+            elif self.reports[seat].disqualified:
+                self._apply(seat, self.autopilots[seat].decide(observation, legal), "autopilot")
+            else:
+                self._on_turn(seat)
+                pending = self._request(seat, observation, legal)
+                if pending is not None:
+                    return pending
+
+    def _request(self, seat: int, observation: Any, legal: list[Action]) -> _Pending | None:
+        """Ask the seat's bot: the pending decision, its request built (sent by ``drive``);
+        None when the seat was disqualified first (its default played)."""
         connection = self.referee.connections[seat]
         asked = self.reports[seat].asked
         kind = observation.decision.name
         asked[kind] = asked.get(kind, 0) + 1
         if not self._strike_stale(seat, connection):
-            return None, 0.0
+            self._decide(seat, observation, None, 0.0, None, None)
+            return None
         limits = self.spec.limits
         self.request_id += 1
-        request_id = self.request_id
         request = decision_request_bytes(
-            request_id, observation, legal, int(limits.decision_deadline * 1000),
+            self.request_id, observation, legal, int(limits.decision_deadline * 1000),
             int(self.time_bank[seat] * 1000))
         # Built here, so the logged request is the one sent.
         message = self._wire_events(seat) + request_entry(request)
+        loop = asyncio.get_running_loop()
         if self.log:
             # Encoding the log waits until the request is on its way (the loop runs this
             # once the send is under way), so it overlaps the bot's thinking.
-            asyncio.get_running_loop().call_soon(self._flush_log)
-        sent = time.perf_counter()
-        if not await connection.send(message):
-            self._fault(seat, FaultKind.DISCONNECTED, "the stream broke")
+            loop.call_soon(self._flush_log)
+        pending = self.pending = _Pending(seat, self.request_id, observation, legal,
+                                          connection, request, message)
+        pending.sent = time.perf_counter()
+        pending.give_up = loop.time() + limits.decision_deadline + self.time_bank[seat]
+        timer = self.timer
+        # One timer for every request: a deadline is seconds, a decision a millisecond, so
+        # the timer set for an earlier request usually fires first and is then moved on.
+        if timer is None or timer.when() > pending.give_up:
+            if timer is not None:
+                timer.cancel()
+            self.timer = loop.call_at(pending.give_up, self._on_timer)
+        return pending
+
+    def _on_timer(self) -> None:
+        self.timer = None
+        pending = self.pending
+        if pending is None or self.done is None or self.done.done():
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() + CLOCK_RESOLUTION >= pending.give_up:
+            pending.expired = True
+            if not self.busy:
+                self.drive_soon()
+        else:
+            self.timer = loop.call_at(pending.give_up, self._on_timer)
+
+    def _answer(self, pending: _Pending) -> tuple[Action | None, float] | None:
+        """The pending decision's outcome, from what its seat sent: (its action, or None
+        for the default; the latency), or None while it may still answer."""
+        seat = pending.seat
+        if pending.broken:
             return None, 0.0
-        self.asked = request
         report = self.reports[seat]
-        give_up = sent + limits.decision_deadline + self.time_bank[seat]
-        while True:
-            try:
-                arrived, reply = await connection.inbox.get(
-                    max(0.0, give_up - time.perf_counter()))
-            except TimeoutError:
-                self.time_bank[seat] = 0.0
-                self.expired[seat].add(request_id)
-                self._fault(seat, FaultKind.TIMEOUT, f"no answer to request {request_id} "
-                            f"within the deadline and time bank")
-                return None, time.perf_counter() - sent
-            latency = arrived - sent
+        limits = self.spec.limits
+        inbox = pending.connection.inbox
+        while not inbox.empty():
+            arrived, reply = inbox.get_nowait()
+            latency = arrived - pending.sent
             if reply is _DISCONNECTED:
                 process_note = ""
                 if seat in self.processes:
@@ -803,7 +924,8 @@ class _MatchLoop:
             decision = reply.decision
             if self._is_late_answer(seat, reply):
                 continue
-            self.answer = decision
+            pending.answer = decision
+            request_id = pending.request_id
             if decision.request_id != request_id:
                 # An id from the future is an answer to nothing: say so, as when it arrives
                 # between requests (which of the two happens is down to timing).
@@ -819,8 +941,39 @@ class _MatchLoop:
                     0.0, self.time_bank[seat] - (latency - limits.decision_deadline))
             report.decisions += 1
             report.think_seconds += latency
-            action = self._read_action(seat, decision, legal)
-            return action, latency
+            return self._read_action(seat, decision, pending.legal), latency
+        if pending.expired:
+            self.time_bank[seat] = 0.0
+            self.expired[seat].add(pending.request_id)
+            self._fault(seat, FaultKind.TIMEOUT, f"no answer to request {pending.request_id} "
+                        f"within the deadline and time bank")
+            return None, time.perf_counter() - pending.sent
+        return None
+
+    def _decide(self, seat: int, observation: Any, action: Action | None, latency: float,
+                asked: bytes | None, answer: pb.Decision | None) -> None:
+        """A bot's decision is made: its action, or its default when it gave none."""
+        self._off_turn([seat])
+        source = "bot"
+        if action is None:
+            kind = observation.decision.name
+            mishandled = self.reports[seat].mishandled
+            mishandled[kind] = mishandled.get(kind, 0) + 1
+            action = default_action(observation)
+            source = "autopilot" if self.reports[seat].disqualified else "default"
+        self._apply(seat, action, source, latency, asked, answer)
+
+    def _apply(self, seat: int, action: Action, source: str, latency: float = 0.0,
+               asked: bytes | None = None, answer: pb.Decision | None = None) -> None:
+        match = self.match
+        match.apply(action)
+        self.decisions += 1
+        if self.log:
+            self.log.decision(seat, self.request_id, action, source, asked, answer, latency,
+                              self.time_bank[seat])
+        self._sync_events()
+        if self.on_progress is not None and isinstance(match.events[-1], ev.RoundEnded):
+            self.on_progress(match)
 
     def _is_late_answer(self, seat: int, message: Any) -> bool:
         """A late answer to a request that already timed out: logged and dropped."""

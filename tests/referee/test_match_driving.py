@@ -1,0 +1,210 @@
+"""How a match is played on from its streams (issue 19): the stream reader that receives
+the answer plays the match on itself (``_MatchLoop.drive``), one task at a time, with one
+timer for every request's deadline. These tests drive the real match loop over fake
+streams (no gRPC, no process) so that what happens when is exact: a reader cancelled as
+it writes, a timer set for an earlier request, a match cancelled between decisions.
+RULES.md §20 for what a fault costs."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.protocol import pb
+from arena.referee import match as referee_module
+from arena.referee.faults import FaultKind
+from arena.referee.log import MatchLogWriter, read_log
+from arena.referee.match import Limits, MatchOutcome, MatchSpec
+
+
+class FakeStream:
+    """A bot's stream without gRPC. Each request is answered with the first legal action:
+    at once (``delay`` None: the answer is in the inbox before the write returns, as when
+    the bot answers while the referee is still busy), or ``delay`` seconds later, handed to
+    the match as the stream's reader does. A write suspends once, as a real one does.
+    ``plan`` changes what happens to a request id: ``"never"`` (no answer), ``("after",
+    seconds)`` (answered then), ``"cancel"`` (answered at once, but the task writing the
+    request is cancelled as it writes, as gRPC cancels a reader whose bot hung up);
+    ``on_request(request_id)`` is called as each request is written."""
+
+    def __init__(self, referee: Any, seat: int, plan: dict[int, Any] | None = None,
+                 delay: float | None = None, on_request: Any = None) -> None:
+        self.referee, self.seat, self.plan, self.delay = referee, seat, plan or {}, delay
+        self.on_request = on_request
+        self.requests: list[int] = []
+        self.readers: set[asyncio.Task[None]] = set()
+
+    async def write(self, message: bytes | pb.PlayResponse) -> None:
+        data = message if type(message) is bytes else message.SerializeToString()  # type: ignore[union-attr]
+        response = pb.PlayResponse.FromString(data)
+        if response.HasField("decision_request"):
+            self._answer(response.decision_request.request_id)
+        await asyncio.sleep(0)
+
+    def _answer(self, request_id: int) -> None:
+        self.requests.append(request_id)
+        if self.on_request is not None:
+            self.on_request(request_id)
+        behaviour = self.plan.get(request_id, "answer")
+        if behaviour == "never":
+            return
+        answer = pb.PlayRequest(decision=pb.Decision(request_id=request_id, action_index=0))
+        delay = behaviour[1] if isinstance(behaviour, tuple) else self.delay
+        if delay is None or behaviour == "cancel":
+            self._admit(answer)
+        else:
+            asyncio.get_running_loop().call_later(delay, self._deliver, answer)
+        if behaviour == "cancel":
+            raise asyncio.CancelledError
+
+    def _admit(self, answer: pb.PlayRequest) -> None:
+        connection = self.referee.connections[self.seat]
+        assert connection.inbox.admit(time.perf_counter(), answer, answer.ByteSize())
+
+    def _deliver(self, answer: pb.PlayRequest) -> None:
+        self._admit(answer)
+        driver = self.referee.driver
+        if driver is not None and driver.waiting_on == self.seat:
+            reader = asyncio.ensure_future(driver.drive())
+            self.readers.add(reader)
+            reader.add_done_callback(self.readers.discard)
+
+
+def spec_for(log: Path, limits: Limits) -> MatchSpec:
+    return MatchSpec("driving", 7, 2, limits=limits, log_path=log)
+
+
+async def play_over(spec: MatchSpec, plans: list[dict[int, Any]], delay: float | None = None
+                    ) -> tuple[MatchOutcome, list[FakeStream]]:
+    referee = referee_module._Referee(spec)
+    streams = [FakeStream(referee, seat, plans[seat], delay) for seat in range(2)]
+    for seat, stream in enumerate(streams):
+        referee.attach(seat, referee_module._Connection(stream, pb.Hello(bot_name=f"fake{seat}")))
+    assert spec.log_path is not None
+    writer = MatchLogWriter(spec.log_path)
+    # A match that stops playing on (a lost wake-up) fails here rather than hanging.
+    outcome = await asyncio.wait_for(
+        referee_module._MatchLoop(spec, referee, writer).run(time.perf_counter(), None),
+        STALLED)
+    writer.close()
+    return outcome, streams
+
+
+STALLED = 60.0
+"""Seconds after which a fake match is taken as stalled (they take a few seconds)."""
+PATIENT = Limits(decision_deadline=5.0, time_bank=5.0, hello_timeout=1.0)
+
+
+def test_a_reader_cancelled_as_it_writes_loses_no_request(tmp_path: Path) -> None:
+    """A reader task is cancelled when its bot hangs up, possibly while it writes the
+    other seat's request: the request was handed over, so the match goes on from another
+    task and nobody is struck (a bot must not be able to make its opponent time out).
+    Here the answer is already in, so no reader would play on: the hand-off must."""
+    log = tmp_path / "match.jsonl.gz"
+    cancelled_at = {5: "cancel", 6: "cancel", 12: "cancel"}
+    outcome, streams = asyncio.run(play_over(
+        spec_for(log, PATIENT), [cancelled_at, cancelled_at]))
+    assert all(seat.faults == [] for seat in outcome.seats)
+    assert max(outcome.scores) >= 500 or outcome.round_limit_reached
+    requests = sorted(streams[0].requests + streams[1].requests)
+    assert requests == list(range(1, len(requests) + 1)), "every request sent once"
+    records = list(read_log(log))
+    decisions = {r["request"]: r for r in records if r["type"] == "decision"}
+    timing = {r["request"]: r for r in records if r["type"] == "timing"}
+    for request_id in cancelled_at:
+        assert decisions[request_id]["source"] == "bot"
+        assert decisions[request_id]["asked"], "logged as sent, with its seat's view"
+        # Taken at once, not when the deadline's timer came to look.
+        assert timing[request_id]["latency_ms"] < PATIENT.decision_deadline * 1000
+
+
+def test_each_request_expires_at_its_own_deadline(tmp_path: Path) -> None:
+    """One timer serves every request: it is set for the first request and moved on when
+    it fires before the pending one's deadline. Request 6 gets no answer: TIMEOUT
+    (§20), no sooner than its deadline plus the time bank, and the match goes on."""
+    log = tmp_path / "match.jsonl.gz"
+    limits = Limits(decision_deadline=0.15, time_bank=0.1, hello_timeout=1.0)
+    # The first answers take a little time, so request 6 is sent well after the timer
+    # was set (for request 1) and expires after it would have fired.
+    plan: dict[int, Any] = {request_id: ("after", 0.03) for request_id in range(1, 6)}
+    plan[6] = "never"
+    outcome, _ = asyncio.run(play_over(spec_for(log, limits), [plan, plan]))
+    faulted = [s for s in outcome.seats if s.faults]
+    assert len(faulted) == 1
+    assert [f.kind for f in faulted[0].faults] == [FaultKind.TIMEOUT]
+    assert "request 6" in faulted[0].faults[0].reason
+    timing = {r["request"]: r for r in read_log(log) if r["type"] == "timing"}
+    assert timing[6]["latency_ms"] >= 250.0, "expired before its deadline and time bank"
+    assert timing[6]["bank_ms"] == 0.0
+    assert max(outcome.scores) >= 500 or outcome.round_limit_reached
+
+
+def test_an_answer_after_expiry_is_logged_as_late_and_not_struck_twice(tmp_path: Path
+                                                                       ) -> None:
+    log = tmp_path / "match.jsonl.gz"
+    limits = Limits(decision_deadline=0.05, time_bank=0.0, hello_timeout=1.0)
+    late = {4: ("after", 0.15)}  # the other answers take 1 ms: the match is still on
+    outcome, _ = asyncio.run(play_over(spec_for(log, limits), [late, late], delay=0.001))
+    faults = [f for seat in outcome.seats for f in seat.faults]
+    assert [f.kind for f in faults] == [FaultKind.TIMEOUT]
+    records = list(read_log(log))
+    assert [r["request"] for r in records if r["type"] == "late_answer"] == [4]
+    decision = next(r for r in records if r["type"] == "decision" and r["request"] == 4)
+    assert decision["source"] == "default" and decision["answer"] is None
+
+
+def test_a_cancelled_match_sends_nothing_more(tmp_path: Path) -> None:
+    """Stopping a season cancels its matches: the match is cancelled here while a request
+    is being written and its answer is already in; no request goes out after that, and no
+    task is left playing the match on."""
+    log = tmp_path / "match.jsonl.gz"
+
+    async def cancel_mid_match() -> None:
+        spec = spec_for(log, PATIENT)
+        referee = referee_module._Referee(spec)
+        match: asyncio.Future[MatchOutcome] | None = None
+
+        def cancel_at_20(request_id: int) -> None:
+            if request_id == 20 and match is not None:
+                match.cancel()
+
+        streams = [FakeStream(referee, seat, on_request=cancel_at_20) for seat in range(2)]
+        for seat, stream in enumerate(streams):
+            referee.attach(seat, referee_module._Connection(stream, pb.Hello()))
+        loop = referee_module._MatchLoop(spec, referee, MatchLogWriter(log))
+        match = asyncio.ensure_future(loop.run(time.perf_counter(), None))
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(match, STALLED)
+        await asyncio.sleep(0.1)  # what would still play on, were it not over
+        assert sorted(streams[0].requests + streams[1].requests) == list(range(1, 21))
+        assert not loop.drivers and all(not s.readers for s in streams)
+        assert loop.timer is None or loop.timer.cancelled()
+
+    asyncio.run(cancel_mid_match())
+
+
+def test_an_error_while_playing_on_ends_the_match_with_it(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Playing on runs in the readers' tasks, not the match's: an error there (here the
+    engine's) still reaches ``run_match``'s caller instead of a reader's handler."""
+    from arena.rules.state import Match
+
+    applied = 0
+    original = Match.apply
+
+    def apply(self: Match, action: int) -> None:
+        nonlocal applied
+        applied += 1
+        if applied == 30:
+            raise RuntimeError("engine broke")
+        original(self, action)
+
+    monkeypatch.setattr(Match, "apply", apply)
+    with pytest.raises(RuntimeError, match="engine broke"):
+        asyncio.run(play_over(spec_for(tmp_path / "m.jsonl.gz", PATIENT), [{}, {}],
+                              delay=0.001))
