@@ -63,7 +63,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
 
-    from arena.league.driver import open_store, run_season
+    from arena.league.driver import PENDING_CHUNK, open_store, pending_matches, run_season
     from arena.league.season import load_season
     from arena.league.store import SeasonStore
 
@@ -80,10 +80,16 @@ def main() -> None:
         print(f"{'open_store':<12} {seconds:6.2f} s   tracemalloc peak {peak:6.1f} MiB   "
               "(included below)")
         store = SeasonStore(season.store_path, read_only=True)
+        schedule = opened[2]
+        seconds, _ = timed(lambda: set(store.pending()))
         _, peak, _ = traced(lambda: set(store.pending()))
+        print(f"{'pending ids':<12} {seconds:6.2f} s   tracemalloc peak {peak:6.1f} MiB   "
+              "(a set of every match to play, as the driver held before)")
+        seconds, _ = timed(lambda: sum(1 for _ in pending_matches(store, schedule)))
+        _, peak, _ = traced(lambda: sum(1 for _ in pending_matches(store, schedule)))
         store.close()
-        print(f"{'pending ids':<12} {'':8}   tracemalloc peak {peak:6.1f} MiB   (the driver's "
-              "set of the matches to play, included below)")
+        print(f"{'pending read':<12} {seconds:6.2f} s   tracemalloc peak {peak:6.1f} MiB   "
+              f"(the driver's read, {PENDING_CHUNK:,} matches at a time, whole schedule)")
         for label, eager in (("windowed", False), ("eager", True)):
             def start(eager: bool = eager) -> int:
                 executor = StandIn(eager, args.workers)

@@ -16,7 +16,7 @@ import itertools
 import json
 import re
 import secrets
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -320,21 +320,21 @@ def _run(season: Season, store: SeasonStore, ids: list[int], matches: Sequence[S
         season.logs.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise _folder_trouble(season, error) from None
-    pending = set(store.pending())
     # Tie-break matches of a batch in flight when an earlier run stopped come too.
     staged = scheduled_tiebreak(store, ids)
     # The store holds the schedule and the tie-break matches, no other (the fingerprint).
     total = len(matches) + len(staged)
-    already = total - len(pending)
+    counts = store.counts()
+    already = total - counts["scheduled"] - counts["failed"]
     if on_start is not None:
         on_start(RunSummary(total, already, 0, 0, ()))
-    prepared = entrants_to_play(itertools.chain(matches, staged), pending, len(ids))
+    prepared = entrants_to_play(pending_matches(store, itertools.chain(matches, staged)),
+                                len(ids))
     ready = check_entrants(season, prepared, executor, on_note)
     played = failed = 0
     failures: list[tuple[str, str]] = []
     summary = RunSummary(total, already, 0, 0, ())
-    todo: Iterable[ScheduledMatch] = (m for m in itertools.chain(matches, staged)
-                                      if m.match_id in pending)
+    todo: Iterable[ScheduledMatch] = pending_matches(store, itertools.chain(matches, staged))
     while True:
         # Read match by match as the executor pulls them (the schedule is computed as it is
         # read): no list of the matches or the jobs still to play.
@@ -384,16 +384,28 @@ def _run(season: Season, store: SeasonStore, ids: list[int], matches: Sequence[S
             prepared |= more
 
 
-def entrants_to_play(matches: Iterable[ScheduledMatch], pending: Container[str],
-                     entrants: int) -> set[int]:
-    """The entrants with a match in ``pending``; read as the schedule is, stopping once every
+PENDING_CHUNK = 1000
+"""Scheduled matches whose state is asked of the store at once."""
+
+
+def pending_matches(store: SeasonStore, matches: Iterable[ScheduledMatch]
+                    ) -> Iterator[ScheduledMatch]:
+    """The matches not played yet, in schedule order, their state asked of the store a
+    chunk at a time: a resumed run of 80,000 matches holds a chunk's ids, not the season's."""
+    matches = iter(matches)
+    while chunk := list(itertools.islice(matches, PENDING_CHUNK)):
+        pending = store.pending_among([match.match_id for match in chunk])
+        yield from (match for match in chunk if match.match_id in pending)
+
+
+def entrants_to_play(pending: Iterable[ScheduledMatch], entrants: int) -> set[int]:
+    """The entrants with a match still to play; read as the schedule is, stopping once every
     entrant has one (at a first run, within the first round)."""
     needed: set[int] = set()
-    for match in matches:
-        if match.match_id in pending:
-            needed.update(match.seats)
-            if len(needed) == entrants:
-                break
+    for match in pending:
+        needed.update(match.seats)
+        if len(needed) == entrants:
+            break
     return needed
 
 

@@ -75,6 +75,8 @@ MIGRATIONS = (
 )
 """Columns added since the first stores: (table, column, statement adding it)."""
 
+SQL_VARIABLES = 500
+"""Ids bound in one query, at most (SQLite builds before 3.32 allow 999)."""
 REPAIR = ("restore it from a backup, or delete it to play the season again from the start "
           "(the match logs are kept)")
 
@@ -346,6 +348,17 @@ class SeasonStore:
     def pending(self) -> list[str]:
         return [row[0] for row in self.db.execute(
             "SELECT match_id FROM matches WHERE status != 'done' ORDER BY match_id")]
+
+    @_reading
+    def pending_among(self, match_ids: Sequence[str]) -> set[str]:
+        """Those of ``match_ids`` not played yet (scheduled, or failed last time)."""
+        found: set[str] = set()
+        for start in range(0, len(match_ids), SQL_VARIABLES):
+            part = match_ids[start:start + SQL_VARIABLES]
+            found.update(row[0] for row in self.db.execute(
+                "SELECT match_id FROM matches WHERE status != 'done' AND match_id IN "
+                f"({','.join('?' * len(part))})", part))
+        return found
 
     @_reading
     def seats_of(self, match_id: str) -> list[int]:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.league import driver
+from arena.league import store as store_module
 from arena.league.schedule import ScheduledMatch, schedule
 from arena.league.store import MatchRecord, SeasonStore, SeatResult
 from arena.sandbox.manifest import load_manifest
@@ -362,3 +364,34 @@ def test_a_new_store_is_created_whole(tmp_path: Path) -> None:
     path = tmp_path / "runs" / "season.sqlite"
     SeasonStore(path).close()
     assert sorted(p.name for p in path.parent.iterdir()) == ["season.sqlite"]
+
+
+# -- what is left to play ------------------------------------------------------------------
+
+
+def test_pending_matches_are_read_a_chunk_at_a_time_in_schedule_order(
+        store: SeasonStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resumed run reads what is left chunk by chunk (issue 19: no set of every match id):
+    done matches straddle the chunks' and the store queries' edges, a failed one is played
+    again, and the order is the schedule's."""
+    monkeypatch.setattr(driver, "PENDING_CHUNK", 7)
+    monkeypatch.setattr(store_module, "SQL_VARIABLES", 3)
+    matches = schedule(6, 2, 2)  # 30 matches
+    ids = register(store, tuple(f"bot{i}" for i in range(6)))
+    store.schedule(matches, ids)
+    done = {0, 1, 6, 7, 13, 14, 20, 29}
+    for index in done:
+        store.record(record_of(matches[index]))
+    store.record_failure(matches[21].match_id, "crashed")
+    queries: list[int] = []
+    pending_among = store.pending_among
+
+    def counted(match_ids: list[str]) -> set[str]:
+        queries.append(len(match_ids))
+        return pending_among(match_ids)
+
+    monkeypatch.setattr(store, "pending_among", counted)
+    left = list(driver.pending_matches(store, iter(matches)))
+    assert left == [m for i, m in enumerate(matches) if i not in done]
+    assert queries == [7, 7, 7, 7, 2]
+    assert driver.entrants_to_play(driver.pending_matches(store, matches), 6) == set(range(6))
