@@ -97,6 +97,13 @@ async def ping_pong(requests: list[pb.PlayResponse], clients: int = 1,
                     client: str = CLIENT) -> float:
     """Seconds per round trip for streams replaying ``requests``; with two clients the
     requests alternate between them, as a 2-player match alternates between its bots."""
+    return (await ping_pong_cpu(requests, clients, client))[0]
+
+
+async def ping_pong_cpu(requests: list[pb.PlayResponse], clients: int = 1,
+                        client: str = CLIENT) -> tuple[float, float]:
+    """``ping_pong``'s seconds per round trip, and the CPU seconds its event loop's thread
+    spent per round trip (the server's Python side; gRPC's own threads not counted)."""
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-"))
     address = f"unix:{folder / 'pp.sock'}"
     contexts: list[grpc.aio.ServicerContext] = []
@@ -115,12 +122,13 @@ async def ping_pong(requests: list[pb.PlayResponse], clients: int = 1,
 
     async def drive() -> None:
         await everyone.wait()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.thread_time()
         for index, message in enumerate(requests):
             context = contexts[index % clients]
             await context.write(message)
             await context.read()
         timings.append((time.perf_counter() - started) / len(requests))
+        timings.append((time.thread_time() - cpu) / len(requests))
         for context in contexts:
             await context.write(pb.PlayResponse(match_end=pb.MatchEnd()))
         done.set()
@@ -139,16 +147,50 @@ async def ping_pong(requests: list[pb.PlayResponse], clients: int = 1,
         await server.stop(grace=None)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return timings[0]
+    return timings[0], timings[1]
 
 
-def referee_match(seed: int, logs: Path) -> tuple[float, float, int, list[pb.PlayResponse]]:
-    """(seconds per decision, seconds per match, decisions, the requests sent)."""
+class _PlayCPU:
+    """The CPU seconds of the referee's event-loop thread from its first decision to the
+    match's end (start-up and hand-shakes excluded), read by wrapping the match loop."""
+
+    def __init__(self) -> None:
+        self.started: float | None = None
+        self.seconds = 0.0
+
+    def __enter__(self) -> _PlayCPU:
+        loop_class = referee_module._MatchLoop
+        self.saved = loop_class.drive_soon, loop_class._finish
+        drive_soon, finish = self.saved
+        marks = self
+
+        def first_drive(loop: Any) -> None:
+            if marks.started is None:
+                marks.started = time.thread_time()
+            drive_soon(loop)
+
+        async def finished(loop: Any, places: Any) -> None:
+            if marks.started is not None:
+                marks.seconds = time.thread_time() - marks.started
+            await finish(loop, places)
+
+        loop_class.drive_soon, loop_class._finish = first_drive, finished  # type: ignore[method-assign,assignment]
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        referee_module._MatchLoop.drive_soon, referee_module._MatchLoop._finish = self.saved  # type: ignore[method-assign]
+
+
+def referee_match(seed: int, logs: Path
+                  ) -> tuple[float, float, int, list[pb.PlayResponse], float]:
+    """(seconds per decision, seconds per match, decisions, the requests sent, CPU seconds
+    of the referee's event-loop thread per decision in play)."""
     manifests = [load_manifest(ROOT / "sample_bots" / "python" / name) for name in BOTS]
     seats = [PlainLauncher(m, logs, f"seat{s}") for s, m in enumerate(manifests)]
     log = logs / f"match-{seed}.jsonl.gz"
     spec = MatchSpec(f"bench-{seed}", seed, 2, limits=Limits(5.0, 60.0), log_path=log)
-    outcome = asyncio.run(run_match(spec, list(seats)))
+    with _PlayCPU() as cpu:
+        outcome = asyncio.run(run_match(spec, list(seats)))
     # Rebuild the decision requests the referee sent, for the ping-pong's message sizes.
     match = Match(2, random.Random(deck_seed(seed)))
     requests: list[pb.PlayResponse] = []
@@ -162,7 +204,7 @@ def referee_match(seed: int, logs: Path) -> tuple[float, float, int, list[pb.Pla
                 len(requests), match.observation(seat), match.legal_actions(), 1000, 10000)))
             match.apply(record["action"])
     return (outcome.play_seconds / outcome.decisions, outcome.seconds, outcome.decisions,
-            requests)
+            requests, cpu.seconds / outcome.decisions)
 
 
 class _InstantStream:
@@ -333,17 +375,18 @@ def measure(matches: int, logs: Path) -> None:
     rows = []
     for index in range(matches):
         seed = 100 + index
-        per_decision, per_match, decisions, requests = referee_match(seed, logs)
+        per_decision, per_match, decisions, requests, referee_cpu = referee_match(seed, logs)
         transport = asyncio.run(ping_pong(requests))
         alternating = asyncio.run(ping_pong(requests, clients=2))
-        working = asyncio.run(ping_pong(requests, clients=2, client=WORKING_CLIENT))
+        working, working_cpu = asyncio.run(ping_pong_cpu(requests, clients=2,
+                                                         client=WORKING_CLIENT))
         engine, _ = in_process(seed)
         bot = bot_side(requests)
         writing, unseen = log_side(logs / f"match-{seed}.jsonl.gz", logs)
         own = referee_loop(seed, logs / f"loop-{seed}.jsonl.gz")
         wire = wire_side(seed, decisions)
         rows.append((per_decision, per_match, decisions, transport, engine, bot, alternating,
-                     working, writing, unseen, own, wire))
+                     working, writing, unseen, own, wire, referee_cpu, working_cpu))
         print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
               f"/decision, two clients doing the bots' work {working * 1e6:.0f} us, ratio "
               f"{per_decision / working:.2f}; bare ping-pong {transport * 1e6:.0f} us; "
@@ -389,6 +432,11 @@ def measure(matches: int, logs: Path) -> None:
           "(encoded while the bot thinks)")
     print(f"      on the answer's path, the rest (asyncio, gRPC)   "
           f"{(referee - working - own + writing) * 1e6:5.0f} us")
+    referee_cpu = statistics.median(r[12] for r in rows)
+    working_cpu = statistics.median(r[13] for r in rows)
+    print(f"    CPU of the event loop's thread in play, the referee {referee_cpu * 1e6:5.0f} us,"
+          f" the ping-pong's server {working_cpu * 1e6:.0f} us   (its Python work in the "
+          "match's rhythm; gRPC's own threads not counted)")
     print(f"      the match log, in a hot loop           {writing * 1e6:6.0f} us   (every line "
           "encoded and compressed; written once the request is on its way)")
     print(f"      the same log without the seat's view   {unseen * 1e6:6.0f} us   (before "
