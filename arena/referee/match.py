@@ -484,33 +484,29 @@ async def _close(referee: _Referee, server: grpc.aio.Server, processes: list[Bot
         shutil.rmtree(socket_dir, ignore_errors=True)
 
 
+@dataclass(slots=True, eq=False)
 class _Pending:
     """A decision asked of a bot, from its request until it is answered or expires."""
 
-    __slots__ = ("seat", "request_id", "observation", "legal", "connection", "request",
-                 "message", "sent", "give_up", "asked", "answer", "expired", "broken")
-
-    def __init__(self, seat: int, request_id: int, observation: Any, legal: list[Action],
-                 connection: _Connection, request: bytes, message: bytes) -> None:
-        self.seat = seat
-        self.request_id = request_id
-        self.observation = observation
-        self.legal = legal
-        self.connection = connection
-        self.request = request
-        """The serialized DecisionRequest."""
-        self.message = message
-        """What is sent: the seat's new events, then the request."""
-        self.sent = 0.0
-        self.give_up = 0.0
-        """When it expires, on the event loop's clock."""
-        self.asked: bytes | None = None
-        """The request, once sent (for the log)."""
-        self.answer: pb.Decision | None = None
-        """The bot's last decision message for it (for the log)."""
-        self.expired = False
-        self.broken = False
-        """The stream broke as the request was sent."""
+    seat: int
+    request_id: int
+    observation: Any
+    legal: list[Action]
+    connection: _Connection
+    request: bytes
+    """The serialized DecisionRequest."""
+    message: bytes
+    """What is sent: the seat's new events, then the request."""
+    sent: float = 0.0
+    give_up: float = 0.0
+    """When it expires, on the event loop's clock."""
+    asked: bytes | None = None
+    """The request, once sent (for the log)."""
+    answer: pb.Decision | None = None
+    """The bot's last decision message for it (for the log)."""
+    expired: bool = False
+    broken: bool = False
+    """The stream broke as the request was sent."""
 
 
 class _MatchLoop:
