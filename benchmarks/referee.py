@@ -16,7 +16,10 @@ In one run, measured side by side:
    into its own work (the real match loop over streams that answer at once: engine, wire
    bytes, log, bookkeeping) and what asyncio and gRPC add on the answer's path; the match
    log's share (its lines re-written in a hot loop: each decision's line carries the seat's
-   view as on the wire, issue 22), written while the bot thinks.
+   view as on the wire, issue 22), written while the bot thinks;
+5. what the referee's Python costs in the match's rhythm: the CPU of its event loop's
+   thread per decision in play next to the working ping-pong server's, and the same match
+   played again with no log.
 
 Run: ``python -m benchmarks.referee [--matches N]``.
 """
@@ -207,6 +210,16 @@ def referee_match(seed: int, logs: Path
             requests, cpu.seconds / outcome.decisions)
 
 
+def unlogged_match(seed: int, logs: Path) -> float:
+    """Seconds per decision of the same match with no log: what the log costs in the
+    match's rhythm, where its encoding shares the machine with the bots."""
+    manifests = [load_manifest(ROOT / "sample_bots" / "python" / name) for name in BOTS]
+    seats = [PlainLauncher(m, logs, f"seat{s}") for s, m in enumerate(manifests)]
+    spec = MatchSpec(f"bench-{seed}", seed, 2, limits=Limits(5.0, 60.0))
+    outcome = asyncio.run(run_match(spec, list(seats)))
+    return outcome.play_seconds / outcome.decisions
+
+
 class _InstantStream:
     """A bot's stream that answers at once: the bot's work (parse, convert, decide) is done
     inside ``write`` and taken off the clock, so what is left is the referee's own."""
@@ -376,6 +389,7 @@ def measure(matches: int, logs: Path) -> None:
     for index in range(matches):
         seed = 100 + index
         per_decision, per_match, decisions, requests, referee_cpu = referee_match(seed, logs)
+        unlogged = unlogged_match(seed, logs)
         transport = asyncio.run(ping_pong(requests))
         alternating = asyncio.run(ping_pong(requests, clients=2))
         working, working_cpu = asyncio.run(ping_pong_cpu(requests, clients=2,
@@ -386,7 +400,7 @@ def measure(matches: int, logs: Path) -> None:
         own = referee_loop(seed, logs / f"loop-{seed}.jsonl.gz")
         wire = wire_side(seed, decisions)
         rows.append((per_decision, per_match, decisions, transport, engine, bot, alternating,
-                     working, writing, unseen, own, wire, referee_cpu, working_cpu))
+                     working, writing, unseen, own, wire, referee_cpu, working_cpu, unlogged))
         print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
               f"/decision, two clients doing the bots' work {working * 1e6:.0f} us, ratio "
               f"{per_decision / working:.2f}; bare ping-pong {transport * 1e6:.0f} us; "
@@ -437,6 +451,11 @@ def measure(matches: int, logs: Path) -> None:
     print(f"    CPU of the event loop's thread in play, the referee {referee_cpu * 1e6:5.0f} us,"
           f" the ping-pong's server {working_cpu * 1e6:.0f} us   (its Python work in the "
           "match's rhythm; gRPC's own threads not counted)")
+    unlogged = statistics.median(r[14] for r in rows)
+    print(f"    the same matches with no log                 {unlogged * 1e6:6.0f} us   (ratio to "
+          f"the working ping-pong {statistics.median(r[14] / r[7] for r in rows):.2f}: the "
+          "log's encoding, though it waits for the request to be sent, takes CPU from the "
+          "bots)")
     print(f"      the match log, in a hot loop           {writing * 1e6:6.0f} us   (every line "
           "encoded and compressed; written once the request is on its way)")
     print(f"      the same log without the seat's view   {unseen * 1e6:6.0f} us   (before "
