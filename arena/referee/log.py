@@ -48,6 +48,7 @@ from arena.rules.events import Event, to_record
 
 LOG_FORMAT = 1
 
+LOG_COMPRESSION = 6
 TIMING = "timing"
 """The kind of line that carries what the clock measured (outside the determinism)."""
 
@@ -90,8 +91,10 @@ class MatchLogWriter:
         # log is public.
         self._raw = os.fdopen(os.open(self._partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
                                       | os.O_NOFOLLOW, 0o600), "wb")
-        # mtime=0 keeps the compressed bytes free of the clock.
-        self._gzip = gzip.GzipFile(fileobj=self._raw, mode="wb", mtime=0)
+        # mtime=0 keeps the compressed bytes free of the clock. Level 6 (gzip's own default)
+        # takes half the CPU of GzipFile's 9 for 4% more bytes, CPU the bots share.
+        self._gzip = gzip.GzipFile(fileobj=self._raw, mode="wb", mtime=0,
+                                   compresslevel=LOG_COMPRESSION)
         self._text = io.TextIOWrapper(self._gzip, encoding="utf-8", newline="\n")
         self._pending: list[dict[str, Any] | Event | _Decision] = []
 
