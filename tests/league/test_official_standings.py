@@ -266,3 +266,25 @@ def test_the_fit_survives_a_start_far_from_the_maximum() -> None:
     for begin in (start, 4 * start, None):
         ours = fit_strengths(wins, begin)
         assert np.allclose(ours, theirs - theirs.mean(), atol=1e-6), begin
+
+
+def test_the_fit_takes_the_last_step_that_rounding_hides() -> None:
+    """Close to the maximum a Newton step's gain in the likelihood is below the
+    likelihood's rounding: the step that meets the tolerance is taken all the same (the
+    fit once stopped there 1.2e-8 short of choix's maximum on this season, at the
+    eighth decimal the standings sort by)."""
+    import choix
+    import numpy as np
+
+    from arena.rating.official import PRIOR_TIE, fit_strengths
+
+    wins = np.array([
+        [0, 1, 3, 0, 5, 3, 3, 3, 4, 7, 6], [4, 0, 11, 2, 6, 6, 5, 2, 4, 10, 2],
+        [8, 1, 0, 0, 2, 6, 3, 5, 4, 3, 6], [2, 0, 2, 0, 2, 6, 4, 5, 2, 7, 10],
+        [2, 2, 2, 1, 0, 3, 4, 3, 3, 5, 11], [2, 0, 0, 1, 0, 0, 2, 7, 1, 4, 4],
+        [2, 1, 3, 1, 1, 8, 0, 6, 2, 3, 1], [2, 1, 1, 0, 2, 3, 1, 0, 2, 3, 6],
+        [5, 0, 4, 1, 1, 7, 4, 5, 0, 5, 4], [0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 2],
+        [0, 0, 0, 1, 0, 4, 0, 1, 1, 6, 0]], dtype=float)
+    theirs = choix.ilsr_pairwise_dense(wins + PRIOR_TIE * (1 - np.eye(11)),
+                                       max_iter=100_000, tol=1e-15)
+    assert np.abs(fit_strengths(wins) - (theirs - theirs.mean())).max() < 1e-10
