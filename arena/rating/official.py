@@ -119,35 +119,65 @@ def comparison_units(outcomes: Sequence[Outcome], entrants: Sequence[int]
     """The resampling units and, per unit, its flattened win matrix: entry ``a * n + b``
     counts the times ``entrants[a]`` finished ahead of ``entrants[b]``. Units are ordered
     by what they hold, not by their labels, so the bootstrap (and so every figure of the
-    standings) depends on the results alone: not on their order, ids or deal labels."""
+    standings) depends on the results alone: not on their order, ids or deal labels.
+
+    That order is the one of ``(sorted(cells.items()), label)``, each unit's cells summed
+    and ordered with numpy (the counts are sums of halves: exact in any order) rather than
+    a dict and a list of pairs per unit (about 1 s at 50,000 results)."""
     index = {entrant: i for i, entrant in enumerate(entrants)}
     size = len(entrants)
     by_match: dict[str, list[Outcome]] = defaultdict(list)
     for outcome in outcomes:
         by_match[outcome.match_id].append(outcome)
-    cells: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    code: dict[str, int] = {}  # each unit's label, numbered as first met
+    owners: list[int] = []
+    cells: list[int] = []
+    values: list[float] = []
     for seats in by_match.values():
-        wins = cells[seats[0].unit]
+        unit = code.setdefault(seats[0].unit, len(code))
         for a, b in itertools.combinations(seats, 2):
             i, j = index[a.entrant_id], index[b.entrant_id]
             if a.place < b.place:
-                wins[i * size + j] += 1.0
+                owners.append(unit)
+                cells.append(i * size + j)
+                values.append(1.0)
             elif b.place < a.place:
-                wins[j * size + i] += 1.0
+                owners.append(unit)
+                cells.append(j * size + i)
+                values.append(1.0)
             else:
-                wins[i * size + j] += 0.5
-                wins[j * size + i] += 0.5
-    units = sorted(cells, key=lambda u: (sorted(cells[u].items()), u))
-    rows: list[int] = []
-    columns: list[int] = []
-    values: list[float] = []
-    for row, unit in enumerate(units):
-        for column, value in sorted(cells[unit].items()):
-            rows.append(row)
-            columns.append(column)
-            values.append(value)
-    matrix = sparse.csr_matrix((values, (rows, columns)), shape=(len(units), size * size))
-    return units, matrix
+                owners += (unit, unit)
+                cells += (i * size + j, j * size + i)
+                values += (0.5, 0.5)
+    labels = list(code)
+    # One entry a (unit, cell), in that order: unit and cell packed into one key.
+    keys, where = np.unique(np.asarray(owners, dtype=np.int64) * size * size
+                            + np.asarray(cells, dtype=np.int64), return_inverse=True)
+    counts = np.bincount(where, weights=np.asarray(values, dtype=np.float64),
+                         minlength=len(keys))
+    unit_of, cell_of = np.divmod(keys, size * size)
+    held = np.bincount(unit_of, minlength=len(labels))
+    # Each unit's cells as a row, padded with -1 (below any cell: a unit whose cells
+    # begin another's sorts first, as a shorter list does).
+    widest = int(held.max()) if len(labels) else 0
+    place = np.arange(len(keys)) - (np.cumsum(held) - held)[unit_of]
+    padded_cells = np.full((len(labels), widest), -1, dtype=np.int64)
+    padded_counts = np.full((len(labels), widest), -1.0)
+    padded_cells[unit_of, place] = cell_of
+    padded_counts[unit_of, place] = counts
+    label_rank = np.empty(len(labels), dtype=np.int64)
+    label_rank[sorted(range(len(labels)), key=labels.__getitem__)] = np.arange(len(labels))
+    sort_keys = [label_rank]  # np.lexsort: the last key first
+    for column in reversed(range(widest)):
+        sort_keys += [padded_counts[:, column], padded_cells[:, column]]
+    ordered = np.lexsort(sort_keys) if len(labels) else np.arange(0)
+    row_of = np.empty(len(labels), dtype=np.int64)
+    row_of[ordered] = np.arange(len(labels))
+    rows = row_of[unit_of]
+    entries = np.argsort(rows, kind="stable")  # by row, then cell (keys are by cell)
+    matrix = sparse.csr_matrix((counts[entries], (rows[entries], cell_of[entries])),
+                               shape=(len(labels), size * size))
+    return [labels[u] for u in ordered.tolist()], matrix
 
 
 def fit_strengths(wins: NDArray[np.float64],
