@@ -55,6 +55,9 @@ goes on (the schedule is fixed; tie-break matches come after it)."""
 BOT_MATCHES_PER_PAGE = 1000
 """Rows of one page of a bot's matches: a 200-entrant round robin of 4 matches a pair
 (796 a bot) fits on one page."""
+ROWS_PER_PART = 25
+"""Rows of a bot's list of matches made as one part (see ``_write_in_parts``): a new
+result changes the last part or two of its bots' lists."""
 H2H_GRID_LIMIT = 30
 """Above this many ranked bots the head-to-head page is one row a bot (a 200 x 200 grid
 is 40,000 cells, megabytes); each bot page lists its record against every opponent."""
@@ -349,10 +352,31 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
         for number, chunk in enumerate(_chunks(bot.results, BOT_MATCHES_PER_PAGE) or [[]],
                                        start=1):
             name = f"bots/{bot_matches_file(bot.slug, number)}"
-            if not reuse(name, _list_key(version, season_key + bot_key, number,
-                                         (row_keys[r.match_id] for r in chunk))):
+            parts = f"parts/{Path(name).name}"
+            if reuse(name, _list_key(version, season_key + bot_key, number,
+                                     (row_keys[r.match_id] for r in chunk))):
+                if parts in previous:  # where its rows are, for the next time it changes
+                    state[parts] = previous[parts]
+                continue
+            # A round of results adds rows to most bots' lists: the page is written again
+            # around its rows, a part of rows that did not change copied from the page
+            # written last time.
+            html = env.get_template("bot_matches.html").render(
+                root="../", **{**common, "result_rows": lambda *_: _ROWS_HERE}, page="bot",
+                bot=bot, results=chunk, pages=bot_pages, current=number)
+            if html.count(_ROWS_HERE) != 1:  # a name holding the marker: the whole page
                 write(name, "bot_matches.html", 1, page="bot", bot=bot, results=chunk,
                       pages=bot_pages, current=number)
+                continue
+            head, _, tail = html.partition(_ROWS_HERE)
+            row_context = f"{season_key}{bot.id}"
+            _write_in_parts(out / name, head.encode(),
+                            [(_list_key(version, row_context, part,
+                                        (row_keys[r.match_id] for r in results)),
+                              functools.partial(_rows_html, common["result_rows"], results))
+                             for part, results in enumerate(_chunks(chunk, ROWS_PER_PART))],
+                            b"\n", tail.encode(), previous, state)
+            pages += 1
         _remove_pages(out / "bots", f"{bot.slug}.matches*.html",
                       {p.href for p in bot_pages})
     _write_downloads(data, out, list_keys, previous, state)
@@ -428,6 +452,15 @@ def _result_rows(data: SeasonData, players: Any) -> Any:
         return Markup("\n".join(rows))
 
     return result_rows
+
+
+_ROWS_HERE = Markup("\0rows\0")
+"""Where the rows of a bot's list of matches go in its page (text no page holds: the
+template escapes every name it shows)."""
+
+
+def _rows_html(result_rows: Any, results: list[Any]) -> bytes:
+    return str(result_rows(results, "../")).encode()
 
 
 def _h2h_rows(data: SeasonData, bot: Bot, paginated: bool, deals: bool) -> Markup:
