@@ -55,6 +55,9 @@ goes on (the schedule is fixed; tie-break matches come after it)."""
 BOT_MATCHES_PER_PAGE = 1000
 """Rows of one page of a bot's matches: a 200-entrant round robin of 4 matches a pair
 (796 a bot) fits on one page."""
+ROWS_PER_PART = 25
+"""Rows of a bot's list of matches made as one part (see ``_write_in_parts``): a new
+result changes the last part or two of its bots' lists."""
 H2H_GRID_LIMIT = 30
 """Above this many ranked bots the head-to-head page is one row a bot (a 200 x 200 grid
 is 40,000 cells, megabytes); each bot page lists its record against every opponent."""
@@ -237,6 +240,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
               "listed_on": listed_on, "paginated": len(match_pages) > 1, "grid": grid,
               "players": _players(data)}
     common["result_rows"] = _result_rows(data, common["players"])
+    common["opponent_options"] = _opponent_options(data)
 
     def write(path: str, template: str, depth: int, **context: Any) -> None:
         nonlocal pages
@@ -252,8 +256,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     for match in played:
         if match.match_id in problems:
             continue
-        log = Path(str(match.log_path))
-        key = _log_key(version, stats[match.match_id] or log.stat())
+        key = _log_key(version, stats[match.match_id] or Path(str(match.log_path)).stat())
         if previous.get(match.match_id) == key and f"{match.match_id}.html" in shown:
             state[match.match_id] = key
             if f"time/{match.match_id}" in previous:
@@ -261,6 +264,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
             reused += 1
             pages += 2
             continue
+        log = Path(str(match.log_path))
         try:
             records = _read_whole(log)
         except LogUnreadable as error:
@@ -330,6 +334,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     _remove_pages(out, "matches-*.html", {page_file("matches", p.number)
                                           for p in match_pages})
     medians: dict[str, list[float]] = {}
+    h2h_heads = _h2h_heads(data)
     for bot in data.bots.values():
         ids = [r.match_id for r in bot.results]
         bot_pages = _pages(ids, BOT_MATCHES_PER_PAGE,
@@ -343,22 +348,52 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                                         deadline_ms),
               positions=_positions(bot), faults=_faults(data, bot),
               h2h_rows=_h2h_rows(data, bot, common["paginated"],
-                                 bool(common["facts"]["duplicate_deals"])),
+                                 bool(common["facts"]["duplicate_deals"]), h2h_heads),
               pages=bot_pages)
         bot_key = repr((bot.id, bot.label, bot.slug, len(ids), bot_pages))
         for number, chunk in enumerate(_chunks(bot.results, BOT_MATCHES_PER_PAGE) or [[]],
                                        start=1):
             name = f"bots/{bot_matches_file(bot.slug, number)}"
-            if not reuse(name, _list_key(version, season_key + bot_key, number,
-                                         (row_keys[r.match_id] for r in chunk))):
+            parts = f"parts/{Path(name).name}"
+            if reuse(name, _list_key(version, season_key + bot_key, number,
+                                     (row_keys[r.match_id] for r in chunk))):
+                if parts in previous:  # where its rows are, for the next time it changes
+                    state[parts] = previous[parts]
+                continue
+            # A round of results adds rows to most bots' lists: the page is written again
+            # around its rows, a part of rows that did not change copied from the page
+            # written last time.
+            html = env.get_template("bot_matches.html").render(
+                root="../", **{**common, "result_rows": lambda *_: _ROWS_HERE}, page="bot",
+                bot=bot, results=chunk, pages=bot_pages, current=number)
+            if html.count(_ROWS_HERE) != 1:  # a name holding the marker: the whole page
                 write(name, "bot_matches.html", 1, page="bot", bot=bot, results=chunk,
                       pages=bot_pages, current=number)
+                continue
+            head, _, tail = html.partition(_ROWS_HERE)
+            row_context = f"{season_key}{bot.id}"
+            _write_in_parts(out / name, head.encode(),
+                            [(_list_key(version, row_context, part,
+                                        (row_keys[r.match_id] for r in results)),
+                              functools.partial(_rows_html, common["result_rows"], results))
+                             for part, results in enumerate(_chunks(chunk, ROWS_PER_PART))],
+                            b"\n", tail.encode(), previous, state)
+            pages += 1
         _remove_pages(out / "bots", f"{bot.slug}.matches*.html",
                       {p.href for p in bot_pages})
     _write_downloads(data, out, list_keys, previous, state)
-    state_path.write_text(json.dumps(state, sort_keys=True, indent=0))
+    state_path.write_text(_state_json(state))
     return RenderSummary(pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)))
+
+
+def _state_json(state: dict[str, str]) -> str:
+    """``json.dumps(state, sort_keys=True, indent=0)``, written with json's C encoder (an
+    indent makes json fall back to its pure-Python one: about 1 s for the 150,000 keys of
+    a season of 50,000 results)."""
+    encode = json.JSONEncoder().encode
+    return "{\n" + ",\n".join(f"{encode(key)}: {encode(value)}"
+                               for key, value in sorted(state.items())) + "\n}"
 
 
 def _think_times(bot: Bot, state: dict[str, str], read: dict[str, list[float]]
@@ -407,6 +442,20 @@ def _players(data: SeasonData) -> Any:
     return players
 
 
+def _opponent_options(data: SeasonData) -> Any:
+    """``opponent_options(bot)``: the options of a bot's list's opponent filter, every
+    other bot by name (as Jinja's ``sort`` orders them: case ignored), written once
+    rather than by a template loop on each of 200 lists."""
+    bots = sorted(data.ranked + data.unrated, key=lambda b: b.name.lower())
+    options = [(b.id, f'<option value="{escape(b.slug)}">{escape(b.name)}</option>')
+               for b in bots]
+
+    def opponent_options(bot: Bot) -> Markup:
+        return Markup("".join(html for other, html in options if other != bot.id))
+
+    return opponent_options
+
+
 def _result_rows(data: SeasonData, players: Any) -> Any:
     """``result_rows(results, root)``: the rows of a bot's list of matches, written here
     rather than by a template loop (200 lists of 800 rows, most of them written again
@@ -430,7 +479,25 @@ def _result_rows(data: SeasonData, players: Any) -> Any:
     return result_rows
 
 
-def _h2h_rows(data: SeasonData, bot: Bot, paginated: bool, deals: bool) -> Markup:
+_ROWS_HERE = Markup("\0rows\0")
+"""Where the rows of a bot's list of matches go in its page (text no page holds: the
+template escapes every name it shows)."""
+
+
+def _rows_html(result_rows: Any, results: list[Any]) -> bytes:
+    return str(result_rows(results, "../")).encode()
+
+
+def _h2h_heads(data: SeasonData) -> dict[int, str]:
+    """The start of every ranked bot's row in the head-to-head tables, by id (each is in
+    the table of every other bot)."""
+    return {other.id: f'<tr><th scope="row"><a href="../bots/{escape(other.slug)}.html">'
+                      f'{escape(other.name)}</a> <span class="muted">'
+                      f'{escape(other.version)}</span></th>' for other in data.ranked}
+
+
+def _h2h_rows(data: SeasonData, bot: Bot, paginated: bool, deals: bool,
+              heads: dict[int, str]) -> Markup:
     """The rows of a bot page's head-to-head table, its record against every ranked
     opponent, written here rather than by a template loop (200 bot pages of 200 rows,
     rendered at every report)."""
@@ -438,9 +505,7 @@ def _h2h_rows(data: SeasonData, bot: Bot, paginated: bool, deals: bool) -> Marku
     for other in data.ranked:
         if other.id == bot.id:
             continue
-        head = (f'<tr><th scope="row"><a href="../bots/{escape(other.slug)}.html">'
-                f'{escape(other.name)}</a> <span class="muted">{escape(other.version)}</span>'
-                f'</th>')
+        head = heads[other.id]
         h = data.head_to_head.get((bot.id, other.id))
         if h is None or not h.meetings:
             rows.append(f'{head}<td colspan="{6 if deals else 4}" class="muted">no meeting'

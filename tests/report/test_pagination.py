@@ -26,13 +26,14 @@ from season_data import SeasonRun
 from arena.league.driver import open_store
 from arena.league.schedule import ScheduledMatch
 from arena.league.season import load_season
-from arena.league.store import MatchRecord, SeasonStore, SeatResult
+from arena.league.store import MatchRecord, SeasonStore, SeatResult, StoredResult
 from arena.report import render
 from arena.report.render import render_site
 
 BOTS = 14
 PER_PAGE = 40
 BOT_PER_PAGE = 10
+ROWS_PER_PART = 3
 CAP = 1_000_000
 
 SEASON = """
@@ -81,6 +82,7 @@ def synthetic(tmp_path: Path, season: SeasonRun, monkeypatch: pytest.MonkeyPatch
               ) -> Iterator[Synthetic]:
     monkeypatch.setattr(render, "MATCHES_PER_PAGE", PER_PAGE)
     monkeypatch.setattr(render, "BOT_MATCHES_PER_PAGE", BOT_PER_PAGE)
+    monkeypatch.setattr(render, "ROWS_PER_PART", ROWS_PER_PART)
     monkeypatch.setattr(render, "H2H_GRID_LIMIT", 10)
     for index in range(BOTS):
         folder = tmp_path / "bots" / f"bot{index:02d}"
@@ -223,8 +225,21 @@ def test_an_incremental_render_shows_every_change(synthetic: Synthetic, tmp_path
         return template_render(self, *args, **kwargs)
 
     monkeypatch.setattr(jinja2.Template, "render", counting_render)
+    made: list[list[str]] = []
+    rows_html = render._rows_html
+
+    def counting_rows(result_rows: object, results: list[StoredResult]) -> bytes:
+        made.append([r.match_id for r in results])
+        return rows_html(result_rows, results)
+
+    monkeypatch.setattr(render, "_rows_html", counting_rows)
     render_site(synthetic.store_path, site)
     assert archived == [f"{recorded.match_id}.jsonl.gz"], "the new log appended alone"
+    # Its two bots' lists of matches are written again, only their part holding the new
+    # result (and its deal partner) made again: the other rows are copied.
+    assert 1 <= len(made) <= 4, made
+    assert all(recorded.match_id in ids or len(ids) <= ROWS_PER_PART for ids in made)
+    assert any(recorded.match_id in ids for ids in made)
     # Only the pages of the list whose rows changed are rendered again: the new result's
     # page and its deal partner's (whose net points it completes); nothing that moves with
     # every result (the live ratings, the draw probability) is on the list's pages.
@@ -255,8 +270,14 @@ def test_an_incremental_render_is_a_full_render(synthetic: Synthetic, tmp_path: 
     render_site(synthetic.store_path, site)
     for step, count in enumerate((1, 5)):
         synthetic.record(count)
-        if step:  # a download edited behind the render's back is written again whole
+        if step:  # a file edited behind the render's back is written again whole
             (site / "results.csv").write_bytes(b"edited\n")
+            # A list of matches about to get a row, its rows edited (same length).
+            bot = synthetic.matches[synthetic.recorded - 1].seats[0]
+            pages = list((site / "bots").glob(f"bot{bot:02d}-1-0.matches*.html"))
+            assert pages
+            for page in pages:
+                page.write_bytes(page.read_bytes().replace(b"<tr", b"<TR"))
         render_site(synthetic.store_path, site)
         fresh = tmp_path / f"fresh-{step}"
         render_site(synthetic.store_path, fresh)
