@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import gzip
 import io
 import json
@@ -53,6 +54,20 @@ TIMING = "timing"
 """The kind of line that carries what the clock measured (outside the determinism)."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _json_name(action: Action) -> str:
+    return json.dumps(action_name(action))
+
+
+@functools.lru_cache(maxsize=4096, typed=True)  # typed: events of two kinds may be equal tuples
+def _event_line(event: Event) -> str:
+    """An event's log line. Cached: the same events recur within a match and across a
+    worker's matches (a card played, a card drawn)."""
+    record = to_record(event)
+    record["type"] = "event"
+    return json.dumps(record, separators=(",", ":")) + "\n"
+
+
 class _Decision:
     """A decision line (and its timing line), formatted at flush, off the hot path."""
 
@@ -65,10 +80,10 @@ class _Decision:
         self.asked, self.answer, self.latency, self.bank = asked, answer, latency, bank
 
     def lines(self) -> str:
-        record = {"type": "decision", "seat": self.seat, "request": self.request,
-                  "action": self.action, "name": action_name(self.action),
-                  "source": self.source}
-        text = json.dumps(record, separators=(",", ":"))
+        # As json.dumps writes the record (the fields are ints, a known source and a name).
+        text = (f'{{"type":"decision","seat":{self.seat},"request":{self.request},'
+                f'"action":{self.action},"name":{_json_name(self.action)},'
+                f'"source":"{self.source}"}}')
         if self.asked is None:
             return text + "\n"
         # Base64 needs no JSON escaping: the wire fields are appended to the encoded line.
@@ -123,8 +138,8 @@ class MatchLogWriter:
                 write(item.lines())
                 continue
             if not isinstance(item, dict):
-                item = to_record(item)  # type: ignore[arg-type]
-                item["type"] = "event"
+                write(_event_line(item))
+                continue
             write(dumps(item, separators=(",", ":")) + "\n")
         self._pending.clear()
 
