@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -227,6 +229,36 @@ def test_a_standby_gone_when_its_plan_arrives_is_replaced_by_a_fresh_start(
     monkeypatch.setattr(Launcher, "bot_cgroups", dies_on_the_way)
     code, out, _ = run(made, ["/bin/echo", "fresh"])
     assert (code, out) == (0, "fresh\n")
+
+
+def test_a_reused_pid_does_not_inherit_an_earlier_processs_exit() -> None:
+    """Pids come round again once reaped (pid_max is 32,768 here): a bot started under the
+    pid of a process that exited earlier in the season is running, not exited, so it is
+    not taken for a bot that died before its hello. The launcher's reports are fed by
+    hand: the earlier process's exit, then the new start under the same pid."""
+    client = Launcher.__new__(Launcher)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+
+    class Ended:
+        def wait(self, timeout: float) -> int:
+            return 0
+
+    client.socket, client.process, client.gone = ours, Ended(), False
+    client.replies, client.exits = queue.SimpleQueue(), {}
+    client.changed, client.send_lock = threading.Condition(), threading.Lock()
+    client.standbys, client.handed_out = {}, {}
+    reader = threading.Thread(target=client._read, daemon=True)
+    reader.start()
+    theirs.send(b"X 4242 0")
+    wait_until(lambda: client.returncode(4242) == 0)
+    theirs.send(b"P 4242")
+    assert client.replies.get(timeout=5) == 4242
+    assert client.returncode(4242) is None, "the new process under pid 4242 runs"
+    theirs.send(b"X 4242 -9")
+    assert client.wait(4242, 5) == -9
+    theirs.close()
+    reader.join(5)
+    assert client.gone
 
 
 def test_standbys_end_with_their_referee(tmp_path: Path) -> None:

@@ -165,7 +165,12 @@ class Launcher:
                 return
             kind, *numbers = message.split()
             if kind == b"P":
-                self.replies.put(int(numbers[0]))
+                pid = int(numbers[0])
+                with self.changed:
+                    # Pids are reused once reaped (32,768 of them go by in a long season):
+                    # an exit recorded under this one was an earlier process's, not this.
+                    self.exits.pop(pid, None)
+                self.replies.put(pid)
             elif kind == b"X":
                 with self.changed:
                     self.exits[int(numbers[0])] = int(numbers[1])
