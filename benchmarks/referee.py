@@ -53,7 +53,7 @@ from arena.protocol.convert import (
 from arena.protocol.wire import decision_request_bytes, event_entry
 from arena.referee import match as referee_module
 from arena.referee.log import MatchLogWriter, decode_answer, read_log
-from arena.referee.match import Limits, MatchSpec, run_match
+from arena.referee.match import Limits, MatchOutcome, MatchSpec, run_match
 from arena.rules import Match
 from arena.rules import events as ev
 from arena.sandbox import PlainLauncher, load_manifest
@@ -188,12 +188,9 @@ def referee_match(seed: int, logs: Path
                   ) -> tuple[float, float, int, list[pb.PlayResponse], float]:
     """(seconds per decision, seconds per match, decisions, the requests sent, CPU seconds
     of the referee's event-loop thread per decision in play)."""
-    manifests = [load_manifest(ROOT / "sample_bots" / "python" / name) for name in BOTS]
-    seats = [PlainLauncher(m, logs, f"seat{s}") for s, m in enumerate(manifests)]
     log = logs / f"match-{seed}.jsonl.gz"
-    spec = MatchSpec(f"bench-{seed}", seed, 2, limits=Limits(5.0, 60.0), log_path=log)
     with _PlayCPU() as cpu:
-        outcome = asyncio.run(run_match(spec, list(seats)))
+        outcome = _play(seed, logs, log)
     # Rebuild the decision requests the referee sent, for the ping-pong's message sizes.
     match = Match(2, random.Random(deck_seed(seed)))
     requests: list[pb.PlayResponse] = []
@@ -213,11 +210,16 @@ def referee_match(seed: int, logs: Path
 def unlogged_match(seed: int, logs: Path) -> float:
     """Seconds per decision of the same match with no log: what the log costs in the
     match's rhythm, where its encoding shares the machine with the bots."""
+    outcome = _play(seed, logs, None)
+    return outcome.play_seconds / outcome.decisions
+
+
+def _play(seed: int, logs: Path, log: Path | None) -> MatchOutcome:
+    """The benchmark's match: the sample bots as real processes, its log at ``log``."""
     manifests = [load_manifest(ROOT / "sample_bots" / "python" / name) for name in BOTS]
     seats = [PlainLauncher(m, logs, f"seat{s}") for s, m in enumerate(manifests)]
-    spec = MatchSpec(f"bench-{seed}", seed, 2, limits=Limits(5.0, 60.0))
-    outcome = asyncio.run(run_match(spec, list(seats)))
-    return outcome.play_seconds / outcome.decisions
+    spec = MatchSpec(f"bench-{seed}", seed, 2, limits=Limits(5.0, 60.0), log_path=log)
+    return asyncio.run(run_match(spec, list(seats)))
 
 
 class _InstantStream:

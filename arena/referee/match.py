@@ -776,7 +776,7 @@ class _MatchLoop:
         arrives meanwhile waits in the inboxes, and the timer only marks its decision
         expired, both seen by ``_advance`` once the write in progress is done."""
         done = self.done
-        if self.busy or done is None or done.done():
+        if self.busy or done is None:
             return
         self.busy = True
         pending: _Pending | None = None
@@ -793,8 +793,7 @@ class _MatchLoop:
             # goes on in another task.
             if pending is not None:
                 pending.asked = pending.request
-            self.busy = False
-            self.drive_soon()
+            self.drive_soon()  # its task starts after this one's ``finally``
             raise
         except Exception as error:
             if not done.done():
