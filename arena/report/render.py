@@ -48,6 +48,10 @@ COLOUR_NAMES = ("red", "yellow", "green", "blue", "wild")
 ASSETS = ("style.css", "replay.js", "tables.js")
 DOWNLOADS = ("standings.csv", "standings.json", "results.csv", "results.json", "logs.tar")
 STATE_FILE = ".render-state.json"
+STATE_FORMAT = 2
+"""2: a record a match under ``matches`` (its page's key, its log's check, its seats'
+median think times) rather than three string keys a match (150,000 keys at 50,000
+results, each think time parsed from its own JSON string at every report)."""
 MATCHES_PER_PAGE = 500
 """Rows of one page of the match list (about 350 KB): page k holds the season's matches
 k*500+1 to (k+1)*500 in schedule order, so a page's address never changes as the season
@@ -208,29 +212,31 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
             target.write_bytes(content)
     version = _templates_version()
     state_path = out / STATE_FILE
-    previous: dict[str, str] = {}
-    if state_path.exists():
-        with contextlib.suppress(OSError, ValueError):
-            previous = dict(json.loads(state_path.read_text()))
+    previous, known = _read_state(state_path)
     state: dict[str, str] = {"_templates": version}
+    # A played match's record: [its pages' key, its log's check stamp, its seats' median
+    # think times], each None until known.
+    match_state: dict[str, MatchRecord] = {}
     rendered = reused = pages = 0
     played = [m for m in data.matches if m.status == "done"]
     problems: dict[str, LogProblem] = {}
     # Each log's file is looked at once: its check and its pages are reused under it.
     stats = {m.match_id: _log_stat(m) for m in played}
     for match in played:
+        record = match_state[match.match_id] = [None, None, None]
         # A log checked by an earlier render is not read again while its file is the same
         # one: same inode, size, modification and change times (any write, rename over
         # it or touch changes the change time, which no user can set back).
         stamp = _checked_stamp(match, stats[match.match_id])
-        if stamp is not None and previous.get(f"checked/{match.match_id}") == stamp:
-            state[f"checked/{match.match_id}"] = stamp
+        before = known.get(match.match_id)
+        if stamp is not None and before is not None and before[1] == stamp:
+            record[1] = stamp
             continue
         problem = check_log(match)
         if problem is not None:
             problems[match.match_id] = problem
         elif stamp is not None:
-            state[f"checked/{match.match_id}"] = stamp
+            record[1] = stamp
     match_pages = _pages([m.match_id for m in data.matches], MATCHES_PER_PAGE,
                          functools.partial(page_file, "matches"))
     listed_on = {m.match_id: page_file("matches", index // MATCHES_PER_PAGE + 1)
@@ -257,10 +263,9 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
         if match.match_id in problems:
             continue
         key = _log_key(version, stats[match.match_id] or Path(str(match.log_path)).stat())
-        if previous.get(match.match_id) == key and f"{match.match_id}.html" in shown:
-            state[match.match_id] = key
-            if f"time/{match.match_id}" in previous:
-                state[f"time/{match.match_id}"] = previous[f"time/{match.match_id}"]
+        record, before = match_state[match.match_id], known.get(match.match_id)
+        if before is not None and before[0] == key and f"{match.match_id}.html" in shown:
+            record[0], record[2] = key, before[2]
             reused += 1
             pages += 2
             continue
@@ -279,10 +284,10 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                 match.match_id, "damaged", f"the log's lines do not hold what a match log's "
                 f"lines hold ({type(error).__name__}: {error})", str(log))
             continue
-        state[match.match_id] = key
+        record[0] = key
         # Each seat's median think time, kept for the bots' charts (a reused match's
         # log is not read again).
-        state[f"time/{match.match_id}"] = json.dumps(seat_think_medians(model))
+        record[2] = seat_think_medians(model)
         write_match_pages(write, out, model, match.match_id, header=records[0],
                           standing=_standing(data, match),
                           summary={"rounds": match.rounds, "decisions": match.decisions,
@@ -296,7 +301,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
             continue
         write(f"matches/{match.match_id}.html", "log_problem.html", 1, page="match",
               match=match, problem=problem)
-        state[match.match_id] = f"{version}:problem:{problem.kind}"
+        match_state[match.match_id][0] = f"{version}:problem:{problem.kind}"
         for stale in (out / "replays" / f"{match.match_id}.html",
                       out / "replays" / f"{match.match_id}.js",
                       out / "logs" / f"{match.match_id}.jsonl.gz"):
@@ -333,7 +338,6 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                   current=number, per_page=MATCHES_PER_PAGE)
     _remove_pages(out, "matches-*.html", {page_file("matches", p.number)
                                           for p in match_pages})
-    medians: dict[str, list[float]] = {}
     h2h_heads = _h2h_heads(data)
     for bot in data.bots.values():
         ids = [r.match_id for r in bot.results]
@@ -344,8 +348,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
         # report, so it is kept small; its long list of matches is on pages of their own.
         write(f"bots/{bot.slug}.html", "bot.html", 1, page="bot", bot=bot,
               chart=rating_chart(bot, chart_range),
-              time_chart=bot_time_chart(bot.name, _think_times(bot, state, medians),
-                                        deadline_ms),
+              time_chart=bot_time_chart(bot.name, _think_times(bot, match_state), deadline_ms),
               positions=_positions(bot), faults=_faults(data, bot),
               h2h_rows=_h2h_rows(data, bot, common["paginated"],
                                  bool(common["facts"]["duplicate_deals"]), h2h_heads),
@@ -381,32 +384,83 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
             pages += 1
         _remove_pages(out / "bots", f"{bot.slug}.matches*.html",
                       {p.href for p in bot_pages})
-    _write_downloads(data, out, list_keys, previous, state)
-    state_path.write_text(_state_json(state))
+    _write_downloads(data, out, list_keys, previous, state, match_state)
+    state_path.write_text(_state_json(state, match_state))
     return RenderSummary(pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)))
 
 
-def _state_json(state: dict[str, str]) -> str:
-    """``json.dumps(state, sort_keys=True, indent=0)``, written with json's C encoder (an
-    indent makes json fall back to its pure-Python one: about 1 s for the 150,000 keys of
-    a season of 50,000 results)."""
-    encode = json.JSONEncoder().encode
-    return "{\n" + ",\n".join(f"{encode(key)}: {encode(value)}"
-                               for key, value in sorted(state.items())) + "\n}"
+MatchRecord = list[Any]
+"""What the state keeps of a played match: [its pages' key, its log's check stamp, its
+seats' median think times (ms)], each None until known."""
 
 
-def _think_times(bot: Bot, state: dict[str, str], read: dict[str, list[float]]
-                 ) -> list[float | None]:
+def _read_state(path: Path) -> tuple[dict[str, str], dict[str, MatchRecord]]:
+    """The last render's state: its keys of lists, parts and the archive, and its record
+    of each played match. A state of the first format (three keys a match) is read into
+    records, so a site rendered by an older version is not rendered again whole. A state
+    that does not read is no state (everything is rendered again)."""
+    try:
+        loaded = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}, {}
+    if not isinstance(loaded, dict):
+        return {}, {}
+    match_state: dict[str, MatchRecord] = {}
+    if loaded.pop("format", None) == STATE_FORMAT:
+        matches = loaded.pop("matches", None)
+        if isinstance(matches, dict):
+            match_state = {str(k): v for k, v in matches.items() if _is_record(v)}
+        return {str(k): str(v) for k, v in loaded.items()}, match_state
+    flat: dict[str, str] = {}
+    for key, value in loaded.items():
+        kind, slash, match_id = str(key).partition("/")
+        if not slash and key != "_templates":
+            match_state.setdefault(key, [None, None, None])[0] = value
+        elif kind == "checked":
+            match_state.setdefault(match_id, [None, None, None])[1] = value
+        elif kind == "time":
+            with contextlib.suppress(ValueError, TypeError):
+                medians = json.loads(value)
+                if _is_record([None, None, medians]):
+                    match_state.setdefault(match_id, [None, None, None])[2] = medians
+        else:
+            flat[str(key)] = str(value)
+    return flat, match_state
+
+
+def _is_record(value: object) -> bool:
+    """Whether a state file's match record has a record's shape (a damaged or edited state
+    loses that record only: its match is looked at again)."""
+    if not isinstance(value, list) or len(value) != 3:
+        return False
+    key, stamp, medians = value
+    return (isinstance(key, str | None) and isinstance(stamp, str | None)
+            and (medians is None or (isinstance(medians, list) and all(
+                isinstance(m, int | float | None) and not isinstance(m, bool)
+                for m in medians))))
+
+
+def _state_json(state: dict[str, str], match_state: dict[str, MatchRecord]) -> str:
+    """The state file: its keys sorted, a line each, and the matches' records one a line
+    (json's C encoder throughout: an indent makes json fall back to its pure-Python one,
+    seconds for a season of 50,000 results)."""
+    encode = json.JSONEncoder(separators=(",", ":")).encode
+    return ("{\n" + "".join(f"{encode(key)}: {encode(value)},\n"
+                            for key, value in sorted(state.items()))
+            + f'"format": {STATE_FORMAT},\n"matches": {{'
+            + ",".join(f"\n{encode(key)}:{encode(match_state[key])}"
+                       for key in sorted(match_state))
+            + "\n}\n}\n")
+
+
+def _think_times(bot: Bot, match_state: dict[str, MatchRecord]) -> list[float | None]:
     """The bot's median think time in each of its matches (schedule order), from the
-    medians the match pages' render kept (None: no timing); ``read``: the medians read
-    so far (each match's are read once, for both its bots)."""
+    medians the match pages' render kept (None: no timing)."""
     times: list[float | None] = []
     for result in bot.results:
-        medians = read.get(result.match_id)
-        if medians is None:
-            kept = state.get(f"time/{result.match_id}")
-            medians = read[result.match_id] = json.loads(kept) if kept else []
+        record = match_state.get(result.match_id)
+        medians = record[2] if record is not None and record[2] else ()
         times.append(medians[result.seat] if result.seat < len(medians) else None)
     return times
 
@@ -681,7 +735,8 @@ def _csv(rows: list[dict[str, Any]], header: bool = True) -> bytes:
 
 
 def _write_downloads(data: SeasonData, out: Path, list_keys: list[str],
-                     previous: dict[str, str], state: dict[str, str]) -> None:
+                     previous: dict[str, str], state: dict[str, str],
+                     match_state: dict[str, MatchRecord]) -> None:
     """Standings and results as CSV and JSON, and every log in one archive; the same
     store gives the same bytes (the archive's entries carry no time of their own).
 
@@ -709,7 +764,7 @@ def _write_downloads(data: SeasonData, out: Path, list_keys: list[str],
                     [(key, functools.partial(_results_json, data, chunk))
                      for key, chunk in zip(list_keys, chunks, strict=True)], b",\n",
                     b"\n]}\n", previous, state)
-    _write_archive(data.name, out, previous, state)
+    _write_archive(data.name, out, previous, state, match_state)
 
 
 def _results_csv(data: SeasonData, matches: list[MatchRow]) -> bytes:
@@ -755,7 +810,7 @@ def _listing_digest(entries: list[tuple[str, int, str]]) -> str:
 
 
 def _write_archive(name: str, out: Path, previous: dict[str, str],
-                   state: dict[str, str]) -> None:
+                   state: dict[str, str], match_state: dict[str, MatchRecord]) -> None:
     """Every log in ``logs.tar``, in name order. When the logs it already holds are still
     the first ones, unchanged (the usual case: new matches come later in the schedule),
     the new ones are written over its end, with the same bytes a whole rebuild would
@@ -766,7 +821,7 @@ def _write_archive(name: str, out: Path, previous: dict[str, str],
     names = sorted(sizes)
     # A copy is known by its match's page key (its source log's size and time): the same
     # in any output folder, so the state file stays a function of the season.
-    entries = [(log, sizes[log], state.get(log.removesuffix(".jsonl.gz"), ""))
+    entries = [(log, sizes[log], (match_state.get(log.removesuffix(".jsonl.gz")) or [""])[0] or "")
                for log in names]
     target = out / "logs.tar"
     known = previous.get("archive/logs.tar", "")

@@ -635,6 +635,51 @@ def test_rendering_is_deterministic_and_incremental(season: SeasonRun, view: Sto
     assert snapshot(season.report) == before
 
 
+def _first_format_state(state: dict[str, Any]) -> dict[str, str]:
+    """A state file as versions before format 2 wrote it: three string keys a match."""
+    flat = {key: value for key, value in state.items() if key not in ("format", "matches")}
+    for match_id, (key, stamp, medians) in state["matches"].items():
+        flat[match_id] = key
+        if stamp is not None:
+            flat[f"checked/{match_id}"] = stamp
+        if medians is not None:
+            flat[f"time/{match_id}"] = json.dumps(medians)
+    return flat
+
+
+@pytest.mark.parametrize("state_file", [
+    "first format",  # a site rendered by an older version: read, not rendered again
+    "damaged records",  # records of the wrong shape: those matches are rendered again
+    "not json",  # no usable state: everything is rendered again, the same bytes
+])
+def test_a_site_rendered_under_another_state_file_renders_the_same(
+        season: SeasonRun, view: StoreView, tmp_path: Path, state_file: str) -> None:
+    out = tmp_path / "site"
+    render_site(season.store, out)
+    state_path = out / ".render-state.json"
+    state = json.loads(state_path.read_text())
+    assert state["format"] == 2 and set(state["matches"]) == {
+        m["match_id"] for m in view.done()}
+    done = len(view.done())
+    damaged = sorted(state["matches"])[:2]
+    if state_file == "first format":
+        state_path.write_text(json.dumps(_first_format_state(state)))
+        expected = (0, done)
+    elif state_file == "damaged records":
+        state["matches"][damaged[0]] = ["key", None]
+        state["matches"][damaged[1]][2] = ["12.5"]  # a think time that is no number
+        state_path.write_text(json.dumps(state))
+        expected = (2, done - 2)
+    else:
+        state_path.write_text("{not json")
+        expected = (done, 0)
+    again = render_site(season.store, out)
+    assert (again.match_pages_rendered, again.match_pages_reused) == expected
+    # Every file, the state included, as a render from scratch writes it: the think
+    # times the bots' charts show were kept (or read again) either way.
+    assert snapshot(out) == snapshot(season.report)
+
+
 def test_a_changed_log_rerenders_only_its_match(season: SeasonRun, view: StoreView,
                                                 tmp_path: Path) -> None:
     store = copy_season(season.folder, tmp_path / "season")
