@@ -151,7 +151,14 @@ def rate_two(env: trueskill.TrueSkill, margin: float, first: tuple[float, float]
     if first_place == second_place:
         v, w = env.v_draw(t, epsilon), env.w_draw(t, epsilon)
     else:
-        v, w = env.v_win(t, epsilon), env.w_win(t, epsilon)
+        # env.v_win and env.w_win, the same operations, with v computed once (w_win
+        # computes it again: half of a season's rating time in the library's erfc).
+        x = t - epsilon
+        denom = env.cdf(x)
+        v = (env.pdf(x) / denom) if denom else -x
+        w = v * (v + x)
+        if not 0 < w < 1:
+            w = env.w_win(t, epsilon)  # raises the library's FloatingPointError
     return ((mu_a + var_a / c * v, sigma_a * math.sqrt(max(1 - var_a / c_squared * w, 0.0))),
             (mu_b - var_b / c * v, sigma_b * math.sqrt(max(1 - var_b / c_squared * w, 0.0))))
 
