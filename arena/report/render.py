@@ -23,9 +23,11 @@ import shutil
 import tarfile
 import zlib
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -156,6 +158,8 @@ class RenderSummary:
     match_pages_reused: int
     out: Path
     log_problems: tuple[LogProblem, ...] = ()
+    processes: int = 1
+    """Processes that wrote the bots' pages (helpers forked on a machine of several cores)."""
 
 
 def check_log(match: MatchRow) -> LogProblem | None:
@@ -217,7 +221,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     # A played match's record: [its pages' key, its log's check stamp, its seats' median
     # think times], each None until known.
     match_state: dict[str, MatchRecord] = {}
-    rendered = reused = pages = 0
+    rendered = reused = 0
     played = [m for m in data.matches if m.status == "done"]
     problems: dict[str, LogProblem] = {}
     # Each log's file is looked at once: its check and its pages are reused under it.
@@ -248,13 +252,8 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     common["result_rows"] = _result_rows(data, common["players"])
     common["opponent_options"] = _opponent_options(data)
 
-    def write(path: str, template: str, depth: int, **context: Any) -> None:
-        nonlocal pages
-        html = env.get_template(template).render(root="../" * depth, **common, **context)
-        target = out / path
-        if not target.exists() or target.read_text(encoding="utf-8") != html:
-            target.write_text(html, encoding="utf-8")
-        pages += 1
+    site = _Site(env, out, common, version, previous, state)
+    write = site.write
 
     shown = set(os.listdir(out / "matches"))
     # Match pages first: a log that passed its check but does not read whole (recorded so
@@ -267,7 +266,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
         if before is not None and before[0] == key and f"{match.match_id}.html" in shown:
             record[0], record[2] = key, before[2]
             reused += 1
-            pages += 2
+            site.pages += 2
             continue
         log = Path(str(match.log_path))
         try:
@@ -306,8 +305,6 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                       out / "replays" / f"{match.match_id}.js",
                       out / "logs" / f"{match.match_id}.jsonl.gz"):
             stale.unlink(missing_ok=True)
-    chart_range = _chart_range(data)
-    deadline_ms = 1000 * float(data.settings.get("limits", {}).get("decision_deadline") or 1.0)
     write("index.html", "standings.html", 0, page="standings",
           chart=season_chart(data.ranked, _season_order(data)),
           failures=_failures(data))
@@ -319,75 +316,172 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     season_key = _list_page_context(data, problems, len(match_pages))
     row_keys = _match_row_keys(data.matches, problems, listed_on)
 
-    def reuse(name: str, key: str) -> bool:
-        """Whether the page ``name`` was rendered under ``key`` and is still there."""
-        nonlocal pages
-        state[f"list/{name}"] = key
-        if previous.get(f"list/{name}") == key and (out / name).exists():
-            pages += 1
-            return True
-        return False
-
     list_keys = []
     for number, chunk in enumerate(_chunks(data.matches, MATCHES_PER_PAGE), start=1):
         name = page_file("matches", number)
         list_keys.append(_list_key(version, season_key, number,
                                    (row_keys[m.match_id] for m in chunk)))
-        if not reuse(name, list_keys[-1]):
+        if not site.reuse(name, list_keys[-1]):
             write(name, "matches.html", 0, page="matches", matches=chunk, pages=match_pages,
                   current=number, per_page=MATCHES_PER_PAGE)
     _remove_pages(out, "matches-*.html", {page_file("matches", p.number)
                                           for p in match_pages})
-    h2h_heads = _h2h_heads(data)
-    for bot in data.bots.values():
-        ids = [r.match_id for r in bot.results]
-        bot_pages = _pages(ids, BOT_MATCHES_PER_PAGE,
-                           functools.partial(bot_matches_file, bot.slug)) or [
-            PageLink(1, bot_matches_file(bot.slug, 1), "", "")]
-        # Every result moves every bot's standing: the bot page is rendered at every
-        # report, so it is kept small; its long list of matches is on pages of their own.
-        write(f"bots/{bot.slug}.html", "bot.html", 1, page="bot", bot=bot,
-              chart=rating_chart(bot, chart_range),
-              time_chart=bot_time_chart(bot.name, _think_times(bot, match_state), deadline_ms),
-              positions=_positions(bot), faults=_faults(data, bot),
-              h2h_rows=_h2h_rows(data, bot, common["paginated"],
-                                 bool(common["facts"]["duplicate_deals"]), h2h_heads),
-              pages=bot_pages)
-        bot_key = repr((bot.id, bot.label, bot.slug, len(ids), bot_pages))
-        for number, chunk in enumerate(_chunks(bot.results, BOT_MATCHES_PER_PAGE) or [[]],
-                                       start=1):
-            name = f"bots/{bot_matches_file(bot.slug, number)}"
-            parts = f"parts/{Path(name).name}"
-            if reuse(name, _list_key(version, season_key + bot_key, number,
-                                     (row_keys[r.match_id] for r in chunk))):
-                if parts in previous:  # where its rows are, for the next time it changes
-                    state[parts] = previous[parts]
-                continue
-            # A round of results adds rows to most bots' lists: the page is written again
-            # around its rows, a part of rows that did not change copied from the page
-            # written last time.
-            html = env.get_template("bot_matches.html").render(
-                root="../", **{**common, "result_rows": lambda *_: _ROWS_HERE}, page="bot",
-                bot=bot, results=chunk, pages=bot_pages, current=number)
-            if html.count(_ROWS_HERE) != 1:  # a name holding the marker: the whole page
-                write(name, "bot_matches.html", 1, page="bot", bot=bot, results=chunk,
-                      pages=bot_pages, current=number)
-                continue
-            head, _, tail = html.partition(_ROWS_HERE)
-            row_context = f"{season_key}{bot.id}"
-            _write_in_parts(out / name, head.encode(),
-                            [(_list_key(version, row_context, part,
-                                        (row_keys[r.match_id] for r in results)),
-                              functools.partial(_rows_html, common["result_rows"], results))
-                             for part, results in enumerate(_chunks(chunk, ROWS_PER_PART))],
-                            b"\n", tail.encode(), previous, state)
-            pages += 1
-        _remove_pages(out / "bots", f"{bot.slug}.matches*.html",
-                      {p.href for p in bot_pages})
+    processes = _BotPages(data, match_state, season_key, row_keys).render_all(site)
     _write_downloads(data, out, list_keys, previous, state, match_state)
     state_path.write_text(_state_json(state, match_state))
-    return RenderSummary(pages, rendered, reused, out,
-                         tuple(problems[key] for key in sorted(problems)))
+    return RenderSummary(site.pages, rendered, reused, out,
+                         tuple(problems[key] for key in sorted(problems)), processes)
+
+
+@dataclass
+class _Site:
+    """The site being written: its templates, folder and the context every page shares,
+    the last render's keys (``previous``) and this one's (``state``), pages counted."""
+
+    env: Environment
+    out: Path
+    common: dict[str, Any]
+    version: str
+    previous: dict[str, str]
+    state: dict[str, str]
+    pages: int = 0
+
+    def write(self, path: str, template: str, depth: int, **context: Any) -> None:
+        html = self.env.get_template(template).render(root="../" * depth, **self.common,
+                                                      **context)
+        target = self.out / path
+        if not target.exists() or target.read_text(encoding="utf-8") != html:
+            target.write_text(html, encoding="utf-8")
+        self.pages += 1
+
+    def reuse(self, name: str, key: str) -> bool:
+        """Whether the page ``name`` was rendered under ``key`` and is still there."""
+        self.state[f"list/{name}"] = key
+        if self.previous.get(f"list/{name}") == key and (self.out / name).exists():
+            self.pages += 1
+            return True
+        return False
+
+
+@dataclass
+class _BotPages:
+    """Every bot's page and its list of matches: the largest part of a render after a few
+    new results (each result moves every bot's standing), so shared between processes
+    when the machine has more than one core (see ``render_all``)."""
+
+    data: SeasonData
+    match_state: dict[str, MatchRecord]
+    season_key: str
+    row_keys: dict[str, bytes]
+
+    def render_all(self, site: _Site) -> int:
+        """Render every bot's pages; the number of processes that did."""
+        bots = list(self.data.bots.values())
+        helpers = min(len(bots) // BOTS_PER_HELPER, _cores() - 1)
+        if helpers <= 0:
+            self.render(site, bots)
+            return 1
+        # Forked helpers inherit everything read so far (no pickling of the season); each
+        # writes its share of the pages and returns what it adds to the state.
+        shares = [bots[index::helpers + 1] for index in range(helpers + 1)]
+        global _FORKED
+        _FORKED = (self, site)
+        try:
+            with ProcessPoolExecutor(helpers, mp_context=get_context("fork")) as pool:
+                jobs = [pool.submit(_render_forked, [bot.id for bot in share])
+                        for share in shares[1:]]
+                self.render(site, shares[0])
+                for job in jobs:
+                    pages, state = job.result()
+                    site.pages += pages
+                    site.state.update(state)
+        finally:
+            _FORKED = None
+        return helpers + 1
+
+    def render(self, site: _Site, bots: list[Bot]) -> None:
+        data, common, version, previous, state = (self.data, site.common, site.version,
+                                                  site.previous, site.state)
+        chart_range = _chart_range(data)
+        deadline_ms = 1000 * float(
+            data.settings.get("limits", {}).get("decision_deadline") or 1.0)
+        h2h_heads = _h2h_heads(data)
+        listed = os.listdir(site.out / "bots")
+        for bot in bots:
+            ids = [r.match_id for r in bot.results]
+            bot_pages = _pages(ids, BOT_MATCHES_PER_PAGE,
+                               functools.partial(bot_matches_file, bot.slug)) or [
+                PageLink(1, bot_matches_file(bot.slug, 1), "", "")]
+            # Every result moves every bot's standing: the bot page is rendered at every
+            # report, so it is kept small; its long list of matches is on pages of their own.
+            site.write(f"bots/{bot.slug}.html", "bot.html", 1, page="bot", bot=bot,
+                       chart=rating_chart(bot, chart_range),
+                       time_chart=bot_time_chart(bot.name,
+                                                 _think_times(bot, self.match_state),
+                                                 deadline_ms),
+                       positions=_positions(bot), faults=_faults(data, bot),
+                       h2h_rows=_h2h_rows(data, bot, common["paginated"],
+                                          bool(common["facts"]["duplicate_deals"]), h2h_heads),
+                       pages=bot_pages)
+            bot_key = repr((bot.id, bot.label, bot.slug, len(ids), bot_pages))
+            for number, chunk in enumerate(
+                    _chunks(bot.results, BOT_MATCHES_PER_PAGE) or [[]], start=1):
+                name = f"bots/{bot_matches_file(bot.slug, number)}"
+                parts = f"parts/{Path(name).name}"
+                if site.reuse(name, _list_key(version, self.season_key + bot_key, number,
+                                              (self.row_keys[r.match_id] for r in chunk))):
+                    if parts in previous:  # where its rows are, for the next time it changes
+                        state[parts] = previous[parts]
+                    continue
+                # A round of results adds rows to most bots' lists: the page is written
+                # again around its rows, a part of rows that did not change copied from
+                # the page written last time.
+                html = site.env.get_template("bot_matches.html").render(
+                    root="../", **{**common, "result_rows": lambda *_: _ROWS_HERE},
+                    page="bot", bot=bot, results=chunk, pages=bot_pages, current=number)
+                if html.count(_ROWS_HERE) != 1:  # a name holding the marker: the whole page
+                    site.write(name, "bot_matches.html", 1, page="bot", bot=bot,
+                               results=chunk, pages=bot_pages, current=number)
+                    continue
+                head, _, tail = html.partition(_ROWS_HERE)
+                row_context = f"{self.season_key}{bot.id}"
+                _write_in_parts(
+                    site.out / name, head.encode(),
+                    [(_list_key(version, row_context, part,
+                                (self.row_keys[r.match_id] for r in results)),
+                      functools.partial(_rows_html, common["result_rows"], results))
+                     for part, results in enumerate(_chunks(chunk, ROWS_PER_PART))],
+                    b"\n", tail.encode(), previous, state)
+                site.pages += 1
+            # Pages of a list that has fewer pages now (a site rendered from another store).
+            keep = {p.href for p in bot_pages}
+            for name in listed:
+                if (name.startswith(f"{bot.slug}.matches") and name.endswith(".html")
+                        and name not in keep):
+                    (site.out / "bots" / name).unlink(missing_ok=True)
+
+
+BOTS_PER_HELPER = 20
+"""Fewer bots than this a process are not worth a process's start."""
+
+_FORKED: tuple[_BotPages, _Site] | None = None
+"""What a forked helper renders from (set just before the helpers are forked)."""
+
+
+def _render_forked(bot_ids: list[int]) -> tuple[int, dict[str, str]]:
+    """In a forked helper: render these bots' pages; return how many pages it counted and
+    what it adds to the state."""
+    assert _FORKED is not None
+    pages, site = _FORKED
+    site.pages, site.state = 0, {}
+    pages.render(site, [pages.data.bots[bot_id] for bot_id in bot_ids])
+    return site.pages, site.state
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
 
 
 MatchRecord = list[Any]
@@ -436,9 +530,11 @@ def _is_record(value: object) -> bool:
         return False
     key, stamp, medians = value
     return (isinstance(key, str | None) and isinstance(stamp, str | None)
-            and (medians is None or (isinstance(medians, list) and all(
-                isinstance(m, int | float | None) and not isinstance(m, bool)
-                for m in medians))))
+            and (medians is None or (isinstance(medians, list)
+                                     and set(map(type, medians)) <= _MEDIAN_TYPES)))
+
+
+_MEDIAN_TYPES = {int, float, type(None)}
 
 
 def _state_json(state: dict[str, str], match_state: dict[str, MatchRecord]) -> str:

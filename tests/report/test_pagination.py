@@ -284,6 +284,56 @@ def test_an_incremental_render_is_a_full_render(synthetic: Synthetic, tmp_path: 
         assert snapshot(site) == snapshot(fresh)
 
 
+def test_bot_pages_shared_between_processes_are_the_pages_one_process_writes(
+        synthetic: Synthetic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a machine of several cores the bots' pages are shared with forked helpers: the
+    same files, the same state, also when the render is incremental."""
+    shared, alone = tmp_path / "shared", tmp_path / "alone"
+    helpers = 2
+    monkeypatch.setattr(render, "BOTS_PER_HELPER", 3)
+    for step in range(2):
+        monkeypatch.setattr(render, "_cores", lambda: helpers + 1)
+        summary = render_site(synthetic.store_path, shared)
+        assert summary.processes == helpers + 1  # helpers were forked
+        monkeypatch.setattr(render, "_cores", lambda: 1)
+        assert render_site(synthetic.store_path, alone).processes == 1
+        assert snapshot(shared) == snapshot(alone)
+        assert summary.pages == render_site(synthetic.store_path, alone).pages
+        if not step:
+            synthetic.record(5)
+
+
+def test_a_helpers_error_reaches_the_render(synthetic: Synthetic, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(render, "BOTS_PER_HELPER", 3)
+    monkeypatch.setattr(render, "_cores", lambda: 2)
+    site = tmp_path / "site"
+    render_site(synthetic.store_path, site)
+    # A page only the helper writes: the parent takes every other bot (by id), from the
+    # first, the helper the others.
+    second = synthetic.store.entrants()[1]
+    page = site / "bots" / f"{second['name']}-{second['version'].replace('.', '-')}.html"
+    page.unlink()
+    page.mkdir()
+    with pytest.raises(IsADirectoryError):
+        render_site(synthetic.store_path, site)
+
+
+def test_pages_of_a_list_that_shrank_are_removed(synthetic: Synthetic, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    render_site(synthetic.store_path, site)
+    assert len(list(site.glob("matches-*.html"))) > 1
+    assert len(list((site / "bots").glob("*.matches-*.html"))) > 1
+    monkeypatch.setattr(render, "MATCHES_PER_PAGE", 10_000)
+    monkeypatch.setattr(render, "BOT_MATCHES_PER_PAGE", 10_000)
+    render_site(synthetic.store_path, site)
+    assert not list(site.glob("matches-*.html"))
+    assert not list((site / "bots").glob("*.matches-*.html"))
+    render_site(synthetic.store_path, tmp_path / "fresh")
+    assert snapshot(site) == snapshot(tmp_path / "fresh")
+
+
 def test_a_log_altered_behind_a_reused_check_is_caught(synthetic: Synthetic,
                                                        tmp_path: Path) -> None:
     """The render reuses a log's check while its file is unchanged; an edit that keeps the
