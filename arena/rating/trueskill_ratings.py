@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -178,23 +179,28 @@ def rate_season(results: Sequence[Outcome], entrant_ids: Sequence[int],
     by_match: dict[str, list[Outcome]] = defaultdict(list)
     for result in results:
         by_match[result.match_id].append(result)
+    by_seat = operator.attrgetter("seat")
     for match_id in sorted(by_match):
-        seats = sorted(by_match[match_id], key=lambda r: r.seat)
-        players = [standings.setdefault(r.entrant_id, Standing(r.entrant_id)) for r in seats]
-        for player in players:
-            predecessor = inherit.get(player.entrant_id)
-            if not player.matches and predecessor in standings:
-                player.mu = standings[predecessor].mu
-        rated: list[tuple[float, float]]
+        seats = by_match[match_id]
+        seats.sort(key=by_seat)
+        players = []
+        for result in seats:
+            player = standings.get(result.entrant_id)
+            if player is None:
+                player = standings[result.entrant_id] = Standing(result.entrant_id)
+            if inherit and not player.matches and inherit.get(player.entrant_id) in standings:
+                player.mu = standings[inherit[player.entrant_id]].mu
+            players.append(player)
+        rated: list[tuple[float, float]] | tuple[tuple[float, float], ...]
         if len(seats) == 2:
-            rated = list(rate_two(env, margin, (players[0].mu, players[0].sigma),
-                                  (players[1].mu, players[1].sigma), seats[0].place,
-                                  seats[1].place))
+            rated = rate_two(env, margin, (players[0].mu, players[0].sigma),
+                             (players[1].mu, players[1].sigma), seats[0].place,
+                             seats[1].place)
         else:
             teams = [(env.create_rating(p.mu, p.sigma),) for p in players]
             rated = [(rating.mu, rating.sigma) for (rating,) in
                      env.rate(teams, ranks=[r.place - 1 for r in seats])]
-        winners = sum(1 for r in seats if r.place == 1)
+        winners = [r.place for r in seats].count(1)
         for player, result, (mu, sigma) in zip(players, seats, rated, strict=True):
             player.mu, player.sigma = mu, sigma
             player.matches += 1
