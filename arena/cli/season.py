@@ -337,7 +337,7 @@ def _season_status(args: argparse.Namespace) -> int:
             total = sum(counts.values())
             print(f"season {season.name}: {counts['done']} done, {counts['failed']} failed, "
                   f"{counts['scheduled']} to play, of {total}")
-            extra = tiebreak_summary(store.matches())
+            extra = tiebreak_summary(store)
             if extra["matches"]:
                 print(f"  tie-break stage: {extra['matches']} extra matches in "
                       f"{extra['batches']} batch(es), {extra['done']} done (counted above)")
