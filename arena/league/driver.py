@@ -474,22 +474,19 @@ def prepare_entrants(season: Season, needed: set[int] | Sequence[int]
     return ready, broken
 
 
-def outcome_of(result: StoredResult, chance: str) -> Outcome:
-    """A stored result as the rating code reads it; ``chance`` is its match's deal label
-    (shared by the matches of a duplicate deal, which the bootstrap resamples together)."""
-    return Outcome(result.match_id, result.entrant_id, result.seat, result.place,
-                   result.score, result.rounds_won, result.strikes, result.disqualified,
-                   result.faults, chance if chance != result.match_id else "")
-
-
 def season_outcomes(store: SeasonStore) -> list[Outcome]:
     return outcomes_of(store.results(), store.chances())
 
 
 def outcomes_of(results: Iterable[StoredResult], chances: Mapping[str, str]
                 ) -> list[Outcome]:
-    """Stored results as the rating code reads them; ``chances``: each match's deal label."""
-    return [outcome_of(r, chances.get(r.match_id, r.match_id)) for r in results]
+    """Stored results as the rating code reads them; ``chances``: each match's deal label
+    (shared by the matches of a duplicate deal, which the bootstrap resamples together)."""
+    return [Outcome(match_id, entrant_id, seat, place, score, rounds_won, strikes,
+                    disqualified, faults,
+                    "" if (chance := chances.get(match_id, match_id)) == match_id else chance)
+            for match_id, entrant_id, seat, place, score, rounds_won, strikes, disqualified,
+            faults in results]
 
 
 def season_ratings(store: SeasonStore) -> SeasonRatings:
