@@ -35,11 +35,11 @@ from arena.league.driver import (
     RunStopped,
     RunSummary,
     leaderboard,
-    read_store,
     run_season,
     season_ratings,
 )
 from arena.league.executor import Executor, JobOutcome, LocalExecutor
+from arena.league.fingerprint import read_store
 from arena.league.lock import SeasonBusy, holder
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore, StoreError, StoreMissing
@@ -75,7 +75,7 @@ def never_run(season: Season) -> str:
 def reading(season: Season) -> Iterator[SeasonStore]:
     """The season's store, read-only, after checking it belongs to the season file; bot
     folders changed since the last run are noted on stderr. Raises StoreError/SeasonError."""
-    store, _, changes = read_store(season)
+    store, changes = read_store(season)
     try:
         for note in changes.notes():
             print(f"arena season: note: {note}", file=sys.stderr, flush=True)
