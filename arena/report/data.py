@@ -257,13 +257,10 @@ def _meetings(tables: list[list[StoredResult]]) -> defaultdict[tuple[int, int], 
     """Every two bots' record at the tables they shared, by (bot, other bot)."""
     head_to_head: defaultdict[tuple[int, int], HeadToHead] = defaultdict(HeadToHead)
     for seats in tables:
-        for a in seats:
-            for b in seats:
-                if a.entrant_id == b.entrant_id:
-                    continue
-                record = head_to_head[(a.entrant_id, b.entrant_id)]
-                record.meetings += 1
-                record.wins += 1.0 if a.place < b.place else 0.5 if a.place == b.place else 0.0
+        for a, b in itertools.permutations(seats, 2):
+            record = head_to_head[(a.entrant_id, b.entrant_id)]
+            record.meetings += 1
+            record.wins += 1.0 if a.place < b.place else 0.5 if a.place == b.place else 0.0
     return head_to_head
 
 
@@ -295,17 +292,14 @@ def _duplicate_deals(matches: list[MatchRow],
         for match in members:
             match.net = [round(points[r.entrant_id]) for r in match.results]
         # Not a bot that played only part of it (replaced by a new version in between).
-        entrants = sorted(e for e, count in played.items() if count == len(members))
-        for a in entrants:
-            for b in entrants:
-                if a == b:
-                    continue
-                margin = totals[a] - totals[b]
-                record = head_to_head[(a, b)]
-                record.deals += 1
-                record.net_points += margin
-                record.deals_ahead += margin > 0
-                record.deals_even += margin == 0
+        entrants = sorted([e for e, count in played.items() if count == len(members)])
+        for a, b in itertools.permutations(entrants, 2):
+            margin = totals[a] - totals[b]
+            record = head_to_head[(a, b)]
+            record.deals += 1
+            record.net_points += margin
+            record.deals_ahead += margin > 0
+            record.deals_even += margin == 0
 
 
 def read_match_log(path: Path) -> list[dict[str, Any]]:
