@@ -240,13 +240,13 @@ def _season_data(store_path: Path) -> SeasonData:
     for stored in rows:
         while table is not None and table[0].match_id < stored.match_id:
             table = next(following, None)  # results of a match the store does not list
-        seats: list[StoredResult] = []
+        match_results: list[StoredResult] = []
         if table is not None and table[0].match_id == stored.match_id:
-            seats, table = table, next(following, None)
+            match_results, table = table, next(following, None)
         matches.append(MatchRow(
-            stored.match_id, stored.status, stored.chance, stored.seats, seats, stored.seconds,
-            stored.decisions, stored.rounds, bool(stored.round_limit_reached), stored.log_path,
-            stored.error, stored.finished_at, stored.log_sha256, stored.round))
+            stored.match_id, stored.status, stored.chance, stored.seats, match_results,
+            stored.seconds, stored.decisions, stored.rounds, bool(stored.round_limit_reached),
+            stored.log_path, stored.error, stored.finished_at, stored.log_sha256, stored.round))
     _duplicate_deals(matches, head_to_head)
     return SeasonData(name, settings, bots, ranked, matches, dict(head_to_head), board, counts,
                       store_path, ratings=ratings, unrated=unrated, groups=groups,
@@ -265,7 +265,7 @@ def _meetings(tables: list[list[StoredResult]]) -> defaultdict[tuple[int, int], 
 
 
 def _duplicate_deals(matches: list[MatchRow],
-                     head_to_head: dict[tuple[int, int], HeadToHead]) -> None:
+                     head_to_head: defaultdict[tuple[int, int], HeadToHead]) -> None:
     """Pair up the matches of each duplicate deal: partners, net points per seat, and the
     deal's verdict for every two bots that played all of it."""
     deals: dict[str, list[MatchRow]] = defaultdict(list)
