@@ -52,8 +52,9 @@ from arena.protocol.convert import (
 )
 from arena.protocol.wire import decision_request_bytes, event_entry
 from arena.referee import match as referee_module
+from arena.referee.limits import Limits
 from arena.referee.log import MatchLogWriter, decode_answer, read_log
-from arena.referee.match import Limits, MatchOutcome, MatchSpec, run_match
+from arena.referee.match import MatchOutcome, MatchSpec, run_match
 from arena.rules import Match
 from arena.rules import events as ev
 from arena.sandbox import PlainLauncher, load_manifest

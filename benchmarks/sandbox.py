@@ -34,8 +34,9 @@ import grpc
 
 from arena.protocol import pb_grpc
 from arena.referee.launch import BotProcess
+from arena.referee.limits import Limits
 from arena.referee.log import read_log
-from arena.referee.match import Limits, MatchSpec, run_match
+from arena.referee.match import MatchSpec, run_match
 from arena.rules.options import RuleOptions
 from arena.sandbox import (
     OFF_TURN,

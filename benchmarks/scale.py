@@ -264,7 +264,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     args = parser.parse_args()
 
-    from arena.league.driver import open_store, read_store, season_outcomes
+    from arena.league.driver import open_store, season_outcomes
+    from arena.league.fingerprint import read_store
     from arena.league.schedule import schedule, two_player_match
     from arena.league.season import load_season
     from arena.rating import calibrated_draw_probability, official_standings, rate_season
@@ -319,7 +320,7 @@ def main() -> None:
             table.add("store: record a match", "ms", 1e3 * spent / (filler.done - before))
             incremental, incremental_peak, _ = arena("report", str(toml), cwd=work)
 
-            reader, _, _ = read_store(season)
+            reader, _ = read_store(season)
             query, outcomes = timed(functools.partial(season_outcomes, reader))
             reader.close()
             table.add("store: read all results", "s", query)

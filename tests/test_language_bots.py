@@ -26,7 +26,8 @@ from arena.bots.policies import GreedyPolicy
 from arena.bots.stdio_bridge import parse_decision
 from arena.protocol import pb
 from arena.referee.faults import FaultKind
-from arena.referee.match import InProcessSeat, Limits, MatchOutcome, MatchSpec, Seat, run_match
+from arena.referee.limits import Limits
+from arena.referee.match import InProcessSeat, MatchOutcome, MatchSpec, Seat, run_match
 from arena.rules.options import OFFICIAL
 from arena.sandbox import BotManifest, PlainLauncher, load_manifest
 from arena.sandbox.plain import resolve_command

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any
 
 from arena.cli.common import (
     add_sandbox_options,
@@ -21,9 +17,13 @@ from arena.cli.common import (
     private_folder,
     sandbox_limits,
 )
-from arena.referee import check
-from arena.referee.match import MatchOutcome, Seat, run_match
 from arena.sandbox import BotManifest, SandboxError, make_launcher, sandbox_record
+
+if TYPE_CHECKING:  # the referee (gRPC) and Rich are imported by the command itself
+    from rich.console import Console
+
+    from arena.referee import check
+    from arena.referee.match import MatchOutcome, Seat
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -48,6 +48,14 @@ def default_logs(bot_folder: Path) -> Path:
 def _check(args: argparse.Namespace) -> int:
     """Conformance check for one bot: connects, plays every decision kind legally and in
     time, and finishes full matches; under each variant its bot.toml declares, too."""
+    import asyncio
+
+    from rich.console import Console
+    from rich.markup import escape
+
+    from arena.referee import check
+    from arena.referee.match import run_match
+
     if args.matches < 1:
         print(f"arena check: --matches must be an integer ≥ 1, not {args.matches}",
               file=sys.stderr)
@@ -115,6 +123,10 @@ def _print_verdict(console: Console, bot: BotManifest,
                    logs: Path) -> bool:
     """The verdict line by line, how a crash ended, the warnings, and where the logs are;
     whether every check passed."""
+    from rich.markup import escape
+
+    from arena.referee import check
+
     items = check.verdict([(outcome, seat) for outcome, seat, _ in played], logs, bot.variants)
     for item in items:
         mark = "[green]PASS[/green]" if item.passed else "[red]FAIL[/red]"

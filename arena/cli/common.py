@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
-from arena.referee.match import Limits
+from arena.referee.limits import Limits
 from arena.rules.options import VARIANTS, RuleOptions, unsupported_message
 from arena.rules.seeds import parse_key
 from arena.sandbox import (

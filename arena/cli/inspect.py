@@ -4,14 +4,13 @@ one of them sent again to a bot (fresh, in the sandbox) to debug it without a ma
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import signal
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.cli.common import (
     add_sandbox_options,
@@ -21,13 +20,12 @@ from arena.cli.common import (
     private_folder,
     sandbox_limits,
 )
-from arena.protocol import pb
-from arena.protocol.convert import ProtocolError, action_from_message
-from arena.referee.log import TIMING, decode_answer, decode_asked
-from arena.report.matchpage import LogError, damaged, read_whole_log, seat_names, seat_view
 from arena.rules.actions import action_name
 from arena.rules.seeds import MatchSeed
 from arena.sandbox import SandboxError, make_launcher
+
+if TYPE_CHECKING:  # the protocol's modules (protobuf, gRPC) are imported where they are used
+    from arena.protocol import pb
 
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 """As a shell reports a command whose reader went away."""
@@ -46,6 +44,8 @@ class SeatLog:
 
 def load_seat(path: Path, seat: int) -> SeatLog:
     """LogError (one line) for a missing or damaged log or a seat it does not have."""
+    from arena.report.matchpage import LogError, damaged, read_whole_log, seat_names
+
     records = read_whole_log(path)
     try:
         names = seat_names(records)
@@ -69,6 +69,8 @@ def _inspect(args: argparse.Namespace) -> int:
     card, the hand sizes), its legal options, its answer, who made the move (the bot, the
     referee's default after a fault, the autopilot after disqualification), and the time
     it took against the deadline, with the time bank left."""
+    from arena.report.matchpage import LogError, damaged
+
     try:
         seat_log = load_seat(Path(args.log), args.seat)
         lines = list(_inspection(seat_log))
@@ -91,6 +93,9 @@ def _inspect(args: argparse.Namespace) -> int:
 def _inspection(seat_log: SeatLog) -> Iterator[str]:
     """The lines ``arena inspect`` prints (computed whole before any is printed, so that a
     damaged log gives its one-line error and nothing else)."""
+    from arena.referee.log import TIMING
+    from arena.report.matchpage import seat_view
+
     names, seat = seat_log.names, seat_log.seat
     timings = {r.get("request"): r for r in seat_log.records
                if r.get("type") == TIMING and r.get("seat") == seat}
@@ -143,6 +148,8 @@ def _times(view: dict[str, Any]) -> str:
 
 def _resolve(answer: pb.Decision | None, legal: list[int]) -> str:
     """What an answer amounts to: the action name, or why it is none."""
+    from arena.protocol.convert import ProtocolError, action_from_message
+
     if answer is None:
         return "no answer"
     choice = answer.WhichOneof("choice")
@@ -162,6 +169,10 @@ def _refeed(args: argparse.Namespace) -> int:
     """Send one logged decision request to a bot, started fresh in the sandbox (hello,
     match start, then exactly that request), and print its answer next to the logged one.
     Exit code 0 when they agree, 1 when they differ (or the bot gave none)."""
+    from arena.protocol.convert import ProtocolError, action_from_message
+    from arena.referee.log import decode_answer, decode_asked
+    from arena.report.matchpage import LogError, damaged, seat_view
+
     log = Path(args.log)
     try:
         seat_log = load_seat(log, args.seat)
@@ -209,6 +220,8 @@ def _refeed(args: argparse.Namespace) -> int:
     except SandboxError as error:
         print(f"arena refeed: {error}", file=sys.stderr)
         return 2
+    import asyncio
+
     from arena.referee.refeed import refeed
 
     legal = []

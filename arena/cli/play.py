@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import secrets
 import sys
 import time
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from arena.bots.policies import POLICIES
 from arena.bots.runner import play_match
@@ -30,15 +25,19 @@ from arena.cli.common import (
     sandbox_limits,
     write_key_file,
 )
-from arena.referee.match import MatchSpec, Seat, run_match
-from arena.report.matchpage import LogError, render_logs
 from arena.rules.narration import describe_rules
 from arena.rules.seeds import KEY_BYTES, MatchSeed
 from arena.sandbox import SandboxError, make_launcher, sandbox_record
 
+if TYPE_CHECKING:  # the referee (gRPC) is imported by the command itself
+    from arena.referee.match import Seat
+
 
 def _simulate(args: argparse.Namespace) -> int:
     """Play in-process policies against each other (no processes, no sandbox)."""
+    from rich.console import Console
+    from rich.table import Table
+
     names: list[str] = args.policies
     unknown = [n for n in names if n not in POLICIES]
     if unknown:
@@ -87,6 +86,21 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def _play(args: argparse.Namespace) -> int:
     """Play matches between bot processes over the referee and print a summary."""
+    import asyncio
+
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.table import Table
+
+    from arena.referee.match import MatchSpec, run_match
+    from arena.report.matchpage import LogError, render_logs
+
     bots = load_bots(args.bots, "play")
     if bots is None:
         return 2

@@ -6,10 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from arena.cli.common import key_argument, key_for_log
-from arena.referee.replay import ReplayMismatch, replay
 from arena.rules import events
 from arena.rules.narration import describe
 
@@ -17,6 +14,10 @@ from arena.rules.narration import describe
 def _replay(args: argparse.Namespace) -> int:
     """Re-run match logs through the engine, check each agrees with what it records (and
     with the season key's commitment), and show them turn by turn."""
+    from rich.console import Console
+
+    from arena.referee.replay import ReplayMismatch, replay
+
     console = Console(highlight=False)
     names: list[str] = []
     quiet = args.quiet or len(args.logs) > 1

@@ -11,8 +11,6 @@ from typing import Any
 from arena.cli.season import reader_errors, reading, season_or_exit
 from arena.league.season import SeasonError
 from arena.league.store import SeasonStore, StoreError, StoreMissing
-from arena.report.render import render_site
-from arena.report.serve import make_server, season_sites
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -39,6 +37,8 @@ def _report(args: argparse.Namespace) -> int:
         except (StoreError, SeasonError) as error:
             return reader_errors(season, error, "arena report")
         store_path, out = season.store_path, Path(args.out) if args.out else season.report
+    from arena.report.render import render_site  # after the checks: it loads the ratings' numpy
+
     started = time.perf_counter()
     try:
         summary = render_site(store_path, out)
@@ -65,6 +65,8 @@ def _report(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     """Serve a rendered site on localhost."""
+    from arena.report.serve import make_server, season_sites
+
     directory = Path(args.directory)
     if not (directory / "index.html").exists():
         candidates = season_sites(directory)

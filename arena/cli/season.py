@@ -21,31 +21,24 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
-
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+from typing import IO, TYPE_CHECKING, Any
 
 from arena.cli.common import add_trust_option, key_argument
-from arena.league.cluster import ClusterSecurityError, ClusterTLS, DaskExecutor, cluster_security
-from arena.league.driver import (
-    EntrantsRefused,
-    RunStopped,
-    RunSummary,
-    leaderboard,
-    read_store,
-    run_season,
-    season_ratings,
-)
-from arena.league.executor import Executor, JobOutcome, LocalExecutor
+from arena.league.fingerprint import read_store
 from arena.league.lock import SeasonBusy, holder
 from arena.league.season import Season, SeasonError, load_season
 from arena.league.store import SeasonStore, StoreError, StoreMissing
 from arena.league.tiebreak import tiebreak_summary
 from arena.rules.seeds import key_commitment
 from arena.sandbox import SandboxError, require_containment
+
+if TYPE_CHECKING:  # imported by the commands that use them: a reader loads no executor,
+    # no gRPC, no Dask and no ratings before it needs them (and `arena report` no Rich)
+    from rich.console import Console
+
+    from arena.league.cluster import ClusterTLS
+    from arena.league.driver import RunSummary
+    from arena.league.executor import Executor, JobOutcome
 
 PROGRESS_SECONDS = 5.0
 """How often a run whose output is not a terminal prints a progress line."""
@@ -75,7 +68,7 @@ def never_run(season: Season) -> str:
 def reading(season: Season) -> Iterator[SeasonStore]:
     """The season's store, read-only, after checking it belongs to the season file; bot
     folders changed since the last run are noted on stderr. Raises StoreError/SeasonError."""
-    store, _, changes = read_store(season)
+    store, changes = read_store(season)
     try:
         for note in changes.notes():
             print(f"arena season: note: {note}", file=sys.stderr, flush=True)
@@ -144,6 +137,12 @@ class PlainProgress:
 
 def _season_run(args: argparse.Namespace) -> int:
     """Play every match of the season not yet recorded (stop any time; run again to resume)."""
+    from rich.console import Console
+
+    from arena.league.cluster import ClusterSecurityError, DaskExecutor, cluster_security
+    from arena.league.driver import EntrantsRefused, RunStopped
+    from arena.league.executor import LocalExecutor
+
     season = season_or_exit(args.season)
     if season is None:
         return 2
@@ -197,6 +196,18 @@ def _season_run(args: argparse.Namespace) -> int:
 
 def _play(season: Season, executor: Executor, placement: str, console: Console,
           latest: list[RunSummary], started: float, key: bytes | None) -> int:
+    from rich.markup import escape
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    from arena.league.driver import run_season
+    from arena.league.executor import LocalExecutor
+
     def start(summary: RunSummary) -> None:
         pending = summary.scheduled - summary.already_done
         where = placement
@@ -263,6 +274,8 @@ def _play(season: Season, executor: Executor, placement: str, console: Console,
 
 def _cluster_tls(args: argparse.Namespace, season: Season) -> ClusterTLS | None:
     """The TLS files from the command line (all three) or else from the season file."""
+    from arena.league.cluster import ClusterSecurityError, ClusterTLS
+
     given = [args.tls_ca_file, args.tls_cert, args.tls_key]
     if any(given):
         if not all(given):
@@ -272,6 +285,8 @@ def _cluster_tls(args: argparse.Namespace, season: Season) -> ClusterTLS | None:
 
 
 def _print_failure(console: Console, outcome: JobOutcome) -> None:
+    from rich.markup import escape
+
     if outcome.error and outcome.stop is None:
         last = outcome.error.strip().splitlines()[-1]
         console.print(f"[red]match {outcome.match_id} failed:[/red] {escape(last)}",
@@ -289,6 +304,12 @@ def separation_sentences(groups: list[list[str]]) -> list[str]:
 
 
 def _print_standings(season: Season, store: SeasonStore, console: Console) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from arena.league.driver import season_ratings
+
     ratings = season_ratings(store)
     names = {int(str(e["id"])): escape(f"{e['name']} {e['version']}")  # a bot names itself
              for e in store.entrants()}
@@ -337,7 +358,7 @@ def _season_status(args: argparse.Namespace) -> int:
             total = sum(counts.values())
             print(f"season {season.name}: {counts['done']} done, {counts['failed']} failed, "
                   f"{counts['scheduled']} to play, of {total}")
-            extra = tiebreak_summary(store.matches())
+            extra = tiebreak_summary(store)
             if extra["matches"]:
                 print(f"  tie-break stage: {extra['matches']} extra matches in "
                       f"{extra['batches']} batch(es), {extra['done']} done (counted above)")
@@ -359,6 +380,8 @@ def _season_status(args: argparse.Namespace) -> int:
 
 def _season_standings(args: argparse.Namespace) -> int:
     """The leaderboard from the results recorded so far."""
+    from rich.console import Console
+
     season = season_or_exit(args.season)
     if season is None:
         return 2
@@ -377,6 +400,8 @@ def _whole(value: float) -> float | int:
 
 def _season_export(args: argparse.Namespace) -> int:
     """Results and ratings as CSV or JSON."""
+    from arena.league.driver import leaderboard, season_ratings
+
     season = season_or_exit(args.season)
     if season is None:
         return 2

@@ -7,12 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from arena.report.matchpage import LogError, render_logs
-
 
 def _view(args: argparse.Namespace) -> int:
     """Render match logs into HTML match and replay pages (with each seat's view, the
     faults and the time use), with an index of them; open the printed path in a browser."""
+    from arena.report.matchpage import LogError, render_logs
+
     logs = [Path(name) for name in args.logs]
     out = Path(args.out) if args.out else logs[0].parent / "html"
     try:

@@ -14,27 +14,30 @@ import errno
 import hashlib
 import itertools
 import json
-import re
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from arena.league.executor import Executor, JobOutcome, LocalExecutor, MatchJob, host_trouble
+from arena.league.fingerprint import (
+    INPUTS_KEY,
+    SeasonChanged,
+    fingerprint_inputs,
+    season_changes,
+    season_fingerprint,
+    season_schedule,
+)
 from arena.league.lock import SeasonLock
 from arena.league.preflight import ProbeJob, describe_broken
-from arena.league.schedule import ScheduledMatch, lazy_schedule
+from arena.league.schedule import ScheduledMatch
 from arena.league.season import Season, SeasonError
-from arena.league.store import SeasonStore, StoredResult, StoreError, StoreMissing, store_trouble
+from arena.league.store import SeasonStore, StoredResult, StoreError, store_trouble
 from arena.league.tiebreak import next_batch, scheduled_tiebreak
 from arena.rating import Leaderboard, Outcome, SeasonRatings, rate
 from arena.rules.options import unsupported_message
 from arena.rules.seeds import KEY_BYTES, MatchSeed, key_commitment
 from arena.sandbox.manifest import BotManifest
-
-
-class SeasonChanged(SeasonError):
-    """The season file no longer describes the season its store holds."""
 
 
 class EntrantsRefused(SeasonError):
@@ -54,125 +57,6 @@ class RunSummary:
     failures: tuple[tuple[str, str], ...]
 
 
-def season_schedule(season: Season) -> Sequence[ScheduledMatch]:
-    """The season's schedule; at two seats computed match by match as it is read (a
-    200-entrant season never holds its 19,900 x matches-per-pair matches at once)."""
-    return lazy_schedule(len(season.entrants), season.table_size, season.matches_per_group,
-                         season.duplicate_deals)
-
-
-FINGERPRINT_CHUNK = 4096
-"""Matches encoded per update of the fingerprint's hash."""
-
-
-PLAIN = re.compile(r"[A-Za-z0-9/._-]*")
-"""Labels json.dumps writes as they are, between quotes (the schedule's ids and labels)."""
-
-
-def _match_json(match: ScheduledMatch) -> str:
-    """``json.dumps([id, chance, seats])``, three times faster for the schedule's plain
-    labels (anything else goes through json)."""
-    if PLAIN.fullmatch(match.match_id) and PLAIN.fullmatch(match.chance):
-        return f'["{match.match_id}", "{match.chance}", [{", ".join(map(str, match.seats))}]]'
-    return json.dumps([match.match_id, match.chance, list(match.seats)])
-
-
-def _fingerprint(season: Season, matches: Iterable[ScheduledMatch]) -> str:
-    """What must not change under a season's feet: the schedule and the rules.
-
-    The SHA-256 of ``json.dumps({"entrants": [...], "matches": [(id, chance, seats)...],
-    "rules": {...}}, sort_keys=True)``, the stores' format since the first, fed to the
-    hash a chunk of matches at a time rather than built as one string."""
-    digest = hashlib.sha256()
-    entrants = json.dumps([str(m.folder) for m in season.entrants])
-    digest.update(f'{{"entrants": {entrants}, "matches": ['.encode())
-    chunk: list[str] = []
-    first = True
-    for match in matches:
-        chunk.append(_match_json(match))
-        if len(chunk) == FINGERPRINT_CHUNK:
-            digest.update(((", " if not first else "") + ", ".join(chunk)).encode())
-            chunk, first = [], False
-    if chunk:
-        digest.update(((", " if not first else "") + ", ".join(chunk)).encode())
-    rules = json.dumps(season.rules.to_dict(), sort_keys=True)
-    digest.update(f'], "rules": {rules}}}'.encode())
-    return digest.hexdigest()
-
-
-SCHEDULE_SETTINGS = ("table_size", "matches_per_group", "duplicate_deals")
-
-
-@dataclass(frozen=True)
-class SeasonChanges:
-    """How a season file differs from the season its store holds."""
-
-    season: tuple[str, ...]
-    """Entrants, schedule or rules: the store cannot go on with this file."""
-    bots: tuple[str, ...]
-    """Entrants whose folder changed since the last run: their remaining matches will be
-    played by the new content (a new version), which a run allows."""
-
-    def message(self, season: Season) -> str:
-        return (f"{season.path}: {'; '.join(self.season)}, since this season started in "
-                f"{season.folder}; restore the season file, or give the changed season a new "
-                "[output] folder")
-
-    def notes(self) -> list[str]:
-        return [f"{change}: its remaining matches will be played by the new content (a new "
-                "version in the standings) when the season runs again; restore the folder "
-                "to keep the old one" for change in self.bots]
-
-
-def _difference(name: str, before: object, after: object) -> str | None:
-    return None if before == after else f"{name} {before!r} -> {after!r}"
-
-
-def season_changes(season: Season, store: SeasonStore, matches: Iterable[ScheduledMatch]
-                   ) -> SeasonChanges:
-    """What changed between ``season`` and the season ``store`` was started with."""
-    changes: list[str] = []
-    if store.meta("fingerprint") != _fingerprint(season, matches):
-        settings = json.loads(store.meta("settings") or "{}")
-        folders = store.meta("entrant_folders")
-        if folders is not None:
-            before, now = json.loads(folders), [str(m.folder) for m in season.entrants]
-            added = [f for f in now if f not in before]
-            removed = [f for f in before if f not in now]
-            if added or removed:
-                changes.append("the entrants changed (" + ", ".join(
-                    [f"added {f}" for f in added] + [f"removed {f}" for f in removed]) + ")")
-            elif before != now:
-                changes.append("the entrants changed (listed in another order)")
-        if settings:
-            schedule_changes = [d for key in SCHEDULE_SETTINGS if (d := _difference(
-                key, settings.get(key), getattr(season, key))) is not None]
-            if schedule_changes:
-                changes.append(f"the schedule changed ({', '.join(schedule_changes)})")
-            rules = season.rules.to_dict()
-            rule_changes = [d for key in sorted(set(rules) | set(settings.get("rules", {})))
-                            if (d := _difference(key, settings.get("rules", {}).get(key),
-                                                 rules.get(key))) is not None]
-            if rule_changes:
-                changes.append(f"the rules changed ({', '.join(rule_changes)})")
-        if not changes:
-            changes.append("the entrants, schedule or rules changed")
-    latest: dict[str, str] = {}
-    for entrant in store.entrants():  # in id order: the last one is the latest version
-        latest[str(entrant["folder"])] = str(entrant["hash"])
-    bots = []
-    for bot in season.entrants:
-        known = latest.get(str(bot.folder))
-        try:
-            content = bot.content_hash()
-        except OSError as error:
-            bots.append(f"bot {bot.label} ({bot.folder}) cannot be read ({error.strerror})")
-            continue
-        if known is not None and known != content:
-            bots.append(f"bot {bot.label} ({bot.folder}) changed since the last run")
-    return SeasonChanges(tuple(changes), tuple(bots))
-
-
 def open_store(season: Season
                ) -> tuple[SeasonStore, list[int], Sequence[ScheduledMatch]]:
     """Open (or create) the season's store for a run and check it belongs to this season
@@ -184,11 +68,15 @@ def open_store(season: Season
     season.folder.chmod(0o700)
     store = SeasonStore(season.store_path)
     try:
-        fingerprint = _fingerprint(season, matches)
-        known = store.meta("fingerprint")
+        known, inputs = store.meta("fingerprint"), fingerprint_inputs(season)
+        if known is not None and store.meta(INPUTS_KEY) == inputs:
+            fingerprint = known  # the same inputs give the same fingerprint
+        else:
+            fingerprint = season_fingerprint(season, matches)
         if known is None:
             store.set_metas({
                 "fingerprint": fingerprint,
+                INPUTS_KEY: inputs,
                 "name": season.name,
                 "season_file": str(season.path),
                 "entrant_folders": json.dumps([str(m.folder) for m in season.entrants]),
@@ -200,6 +88,8 @@ def open_store(season: Season
                     "sandbox": season.sandbox.to_dict()}, sort_keys=True)})
         elif known != fingerprint:
             raise SeasonChanged(season_changes(season, store, matches).message(season))
+        elif store.meta(INPUTS_KEY) != inputs:  # an older version's store, or changed code
+            store.set_meta(INPUTS_KEY, inputs)
         ids = [store.entrant_id(m.name, m.version, str(m.folder), m.content_hash(),
                                 {"name": m.name, "version": m.version, "author": m.author,
                                  "language": m.language, "run": list(m.run),
@@ -240,25 +130,6 @@ def check_variant_support(season: Season) -> None:
                                     bot.variants) for bot in season.entrants]
     if any(problems):
         raise SeasonError(f"{season.path}: [rules] " + "; ".join(filter(None, problems)))
-
-
-def read_store(season: Season
-               ) -> tuple[SeasonStore, Sequence[ScheduledMatch], SeasonChanges]:
-    """The season's store opened read-only (a run may be writing it), after checking it
-    belongs to this season file: StoreMissing if the season has not been run,
-    SeasonChanged if the file changed under it, StoreError if it is damaged."""
-    matches = season_schedule(season)
-    store = SeasonStore(season.store_path, read_only=True)
-    try:
-        if store.meta("fingerprint") is None:  # created, but no run got further
-            raise StoreMissing(f"{season.store_path}: no match scheduled yet")
-        changes = season_changes(season, store, matches)
-        if changes.season:
-            raise SeasonChanged(changes.message(season))
-    except BaseException:
-        store.close()
-        raise
-    return store, matches, changes
 
 
 def _folder_trouble(season: Season, error: OSError) -> StoreError:
@@ -474,22 +345,19 @@ def prepare_entrants(season: Season, needed: set[int] | Sequence[int]
     return ready, broken
 
 
-def outcome_of(result: StoredResult, chance: str) -> Outcome:
-    """A stored result as the rating code reads it; ``chance`` is its match's deal label
-    (shared by the matches of a duplicate deal, which the bootstrap resamples together)."""
-    return Outcome(result.match_id, result.entrant_id, result.seat, result.place,
-                   result.score, result.rounds_won, result.strikes, result.disqualified,
-                   result.faults, chance if chance != result.match_id else "")
-
-
 def season_outcomes(store: SeasonStore) -> list[Outcome]:
     return outcomes_of(store.results(), store.chances())
 
 
 def outcomes_of(results: Iterable[StoredResult], chances: Mapping[str, str]
                 ) -> list[Outcome]:
-    """Stored results as the rating code reads them; ``chances``: each match's deal label."""
-    return [outcome_of(r, chances.get(r.match_id, r.match_id)) for r in results]
+    """Stored results as the rating code reads them; ``chances``: each match's deal label
+    (shared by the matches of a duplicate deal, which the bootstrap resamples together)."""
+    return [Outcome(match_id, entrant_id, seat, place, score, rounds_won, strikes,
+                    disqualified, faults,
+                    "" if (chance := chances.get(match_id, match_id)) == match_id else chance)
+            for match_id, entrant_id, seat, place, score, rounds_won, strikes, disqualified,
+            faults in results]
 
 
 def season_ratings(store: SeasonStore) -> SeasonRatings:

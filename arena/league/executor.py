@@ -40,7 +40,8 @@ from arena.league.preflight import ProbeJob, probe_entrants
 from arena.league.season import SandboxSettings
 from arena.league.store import MatchRecord, SeatResult
 from arena.referee.launch import SeatLauncher
-from arena.referee.match import Limits, MatchSpec, run_match
+from arena.referee.limits import Limits
+from arena.referee.match import MatchSpec, run_match
 from arena.rules.options import RuleOptions
 from arena.rules.seeds import MatchSeed
 from arena.sandbox.manifest import BotManifest

@@ -23,7 +23,8 @@ from typing import Any
 
 from arena.bots.policies import GreedyPolicy
 from arena.league.season import SandboxSettings
-from arena.referee.match import InProcessSeat, Limits, MatchSpec, run_match
+from arena.referee.limits import Limits
+from arena.referee.match import InProcessSeat, MatchSpec, run_match
 from arena.rules.options import RuleOptions
 from arena.sandbox.manifest import BotManifest
 

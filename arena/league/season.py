@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from arena.referee.match import Limits
+from arena.referee.limits import Limits
 from arena.rules.options import RuleOptions
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
 

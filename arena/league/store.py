@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from arena.league.schedule import ScheduledMatch
 
@@ -150,8 +150,10 @@ class MatchRecord:
     """SHA-256 of the log file's bytes (the report checks the log against it)."""
 
 
-@dataclass(frozen=True)
-class StoredResult:
+class StoredResult(NamedTuple):
+    """One seat's result (a tuple: a report reads 100,000 of them, a dataclass each cost
+    four times as much to make)."""
+
     match_id: str
     entrant_id: int
     seat: int
@@ -161,6 +163,27 @@ class StoredResult:
     strikes: int
     disqualified: bool
     faults: tuple[dict[str, object], ...]
+
+
+class SeasonMatch(NamedTuple):
+    """A match as the store holds it: its fields are the columns of ``matches``."""
+
+    match_id: str
+    chance: str
+    grp: int
+    deal: int
+    round: int | None
+    seats: list[int]
+    status: str
+    error: str | None
+    attempts: int
+    finished_at: float | None
+    seconds: float | None
+    decisions: int | None
+    rounds: int | None
+    round_limit_reached: int | None
+    log_path: str | None
+    log_sha256: str | None
 
 
 Params = ParamSpec("Params")
@@ -409,9 +432,10 @@ class SeasonStore:
     def results(self) -> list[StoredResult]:
         """Every seat's result, in schedule order (match id), then seat."""
         return [
-            StoredResult(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]),
-                         () if r[8] == "[]" else tuple(json.loads(r[8])))
-            for r in self.db.execute(
+            StoredResult(match_id, entrant, seat, place, score, rounds_won, strikes,
+                         bool(disqualified), () if faults == "[]" else tuple(json.loads(faults)))
+            for match_id, entrant, seat, place, score, rounds_won, strikes, disqualified, faults
+            in self.db.execute(
                 "SELECT match_id, entrant_id, seat, place, score, rounds_won, strikes, "
                 "disqualified, faults FROM results ORDER BY match_id, seat")
         ]
@@ -427,15 +451,12 @@ class SeasonStore:
         ]
 
     @_reading
-    def matches(self, status: str | None = None, prefix: str | None = None
-                ) -> list[dict[str, Any]]:
+    def match_rows(self, status: str | None = None, prefix: str | None = None
+                   ) -> list[SeasonMatch]:
         """The matches in id order; only those with ``status``, or whose id starts with
         ``prefix`` (the tie-break stage's), when given."""
-        columns = ("match_id", "chance", "grp", "deal", "round", "seats", "status", "error",
-                   "attempts", "finished_at", "seconds", "decisions", "rounds",
-                   "round_limit_reached", "log_path", "log_sha256")
         # A store of an older version, read without migrating it, lacks the newer columns.
-        selected = [c if c in self.columns else f"NULL AS {c}" for c in columns]
+        selected = [c if c in self.columns else f"NULL AS {c}" for c in SeasonMatch._fields]
         conditions, values = [], []
         if status is not None:
             conditions.append("status = ?")
@@ -445,13 +466,17 @@ class SeasonStore:
             values += [prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)]
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         rows = self.db.execute(
-            f"SELECT {', '.join(selected)} FROM matches{where} ORDER BY match_id", values)
-        out = []
-        for row in rows:
-            item = dict(zip(columns, row, strict=True))
-            item["seats"] = _seats(str(item["seats"]))
-            out.append(item)
-        return out
+            f"SELECT {', '.join(selected)} FROM matches{where} ORDER BY match_id", values
+        ).fetchall()
+        # Every match's seats in one parse: a report reads 80,000 of them.
+        seats = json.loads(f"[{','.join([row[5] for row in rows])}]")
+        return [SeasonMatch._make((*row[:5], entrants, *row[6:]))
+                for row, entrants in zip(rows, seats, strict=True)]
+
+    def matches(self, status: str | None = None, prefix: str | None = None
+                ) -> list[dict[str, Any]]:
+        """``match_rows`` as dicts, column name to value."""
+        return [row._asdict() for row in self.match_rows(status, prefix)]
 
     @_reading
     def chances(self) -> dict[str, str]:
@@ -459,12 +484,3 @@ class SeasonStore:
         return {str(row[0]): str(row[1]) for row in self.db.execute(
             "SELECT match_id, chance FROM matches WHERE status = 'done'")}
 
-
-def _seats(text: str) -> list[int]:
-    """A match's seats as stored ("[3, 17]"), read without the JSON parser's cost (a
-    season of 80,000 matches is read at every report) unless it is anything else."""
-    try:
-        return [int(part) for part in text[1:-1].split(",")] if text.startswith("[") else \
-            list(json.loads(text))
-    except ValueError:
-        return list(json.loads(text))

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from arena.league.schedule import ScheduledMatch, schedule
 from arena.league.season import Season
 from arena.league.store import SeasonStore
-from arena.rating.official import OfficialStandings
+
+if TYPE_CHECKING:  # the ratings (numpy, scipy) are imported where they are computed
+    from arena.rating.official import OfficialStandings
 
 PREFIX = "t"
 
@@ -36,9 +39,8 @@ def is_tiebreak(match_id: str) -> bool:
 
 def played_batches(store: SeasonStore) -> tuple[int, int, bool]:
     """(batches scheduled, tie-break matches scheduled, any of them not yet done)."""
-    rows = store.matches(prefix=PREFIX)
-    batches = {str(m["match_id"])[1:4] for m in rows}
-    return len(batches), len(rows), any(m["status"] != "done" for m in rows)
+    summary = tiebreak_summary(store)
+    return summary["batches"], summary["matches"], summary["done"] < summary["matches"]
 
 
 def tables_for(group: Sequence[int], order: Sequence[int], table_size: int
@@ -103,9 +105,9 @@ def scheduled_tiebreak(store: SeasonStore, entrant_ids: Sequence[int]
     return out
 
 
-def tiebreak_summary(store_matches: Sequence[dict[str, object]]) -> dict[str, int]:
-    """Batches and matches of the tie-break stage, from the store's match rows."""
-    rows = [m for m in store_matches if is_tiebreak(str(m["match_id"]))]
-    return {"batches": len({str(m["match_id"])[1:4] for m in rows}),
+def tiebreak_summary(store: SeasonStore) -> dict[str, int]:
+    """Batches and matches of the tie-break stage, and how many of them are done."""
+    rows = store.match_rows(prefix=PREFIX)
+    return {"batches": len({row.match_id[1:4] for row in rows}),
             "matches": len(rows),
-            "done": sum(1 for m in rows if m["status"] == "done")}
+            "done": sum(1 for row in rows if row.status == "done")}

@@ -31,8 +31,9 @@ from typing import Any
 from arena.bots.policies import GreedyPolicy
 from arena.bots.runner import deck_seed
 from arena.referee.launch import BotProcess, SeatLauncher
+from arena.referee.limits import Limits
 from arena.referee.log import TIMING, read_log
-from arena.referee.match import InProcessSeat, Limits, MatchOutcome, MatchSpec, Seat
+from arena.referee.match import InProcessSeat, MatchOutcome, MatchSpec, Seat
 from arena.rules.actions import (
     ACCEPT,
     CHALLENGE,

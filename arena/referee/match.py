@@ -34,6 +34,7 @@ from arena.protocol.convert import (
 from arena.protocol.wire import decision_request_bytes, event_entry, fault_entry, request_entry
 from arena.referee.faults import DISQUALIFYING, Fault, FaultKind, default_action
 from arena.referee.launch import BotProcess, SeatLauncher
+from arena.referee.limits import Limits
 from arena.referee.log import LOG_FORMAT, MatchLogWriter
 from arena.rules import events as ev
 from arena.rules.actions import UNO_CALL, Action, action_name
@@ -61,30 +62,13 @@ CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
 
 
 @dataclass(frozen=True)
-class Limits:
-    """Time and fault limits (RULES.md §20), recorded in every log."""
-
-    decision_deadline: float = 1.0
-    """Seconds to answer one decision before the time bank is used."""
-    time_bank: float = 10.0
-    """Extra seconds for the whole match."""
-    strike_limit: int = 3
-    hello_timeout: float = 10.0
-    """Seconds for every bot to connect and say hello."""
-
-    def to_record(self) -> dict[str, Any]:
-        return {"decision_deadline": self.decision_deadline, "time_bank": self.time_bank,
-                "strike_limit": self.strike_limit, "hello_timeout": self.hello_timeout}
-
-
-@dataclass(frozen=True)
 class MatchSpec:
     match_id: str
     seed: int | MatchSeed
     """Where the deals come from: a secret key (seasons, ``arena play``) or a public seed."""
     players: int
     options: RuleOptions = OFFICIAL
-    limits: Limits = Limits()
+    limits: Limits = field(default_factory=Limits)
     log_path: Path | None = None
     sandbox: dict[str, Any] = field(default_factory=dict)
     """How the bots are isolated (backend, resource limits, warnings); logged in the header."""

@@ -20,7 +20,8 @@ from typing import Any
 from arena.protocol import PROTOCOL_VERSION, pb
 from arena.protocol.convert import rules_message
 from arena.referee.launch import BotProcess, SeatLauncher
-from arena.referee.match import _DISCONNECTED, Limits, MatchSpec, _close, _Referee, _serve
+from arena.referee.limits import Limits
+from arena.referee.match import _DISCONNECTED, MatchSpec, _close, _Referee, _serve
 from arena.rules.options import RuleOptions
 
 STARTUP_SECONDS = 30.0

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import itertools
 import json
 import math
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +44,7 @@ class Bot:
         return f"{self.name} {self.version}"
 
 
-@dataclass
+@dataclass(slots=True)
 class MatchRow:
     match_id: str
     status: str
@@ -85,7 +90,7 @@ class MatchRow:
         return "lost" if len(self.results) == 2 else f"place {mine.place}"
 
 
-@dataclass
+@dataclass(slots=True)
 class HeadToHead:
     """The record of ``row`` against ``column``: matches where both sat at the table."""
 
@@ -159,7 +164,32 @@ def _slug(name: str, version: str, taken: set[str]) -> str:
 
 def load_season_data(store_path: Path) -> SeasonData:
     """Read everything the site shows (the store opened read-only: a run may be writing;
-    StoreError if it is missing or damaged)."""
+    StoreError if it is missing or damaged). What it makes is kept out of the garbage
+    collector's reach for the rest of the process (``_kept_for_good``)."""
+    with _kept_for_good():
+        return _season_data(store_path)
+
+
+@contextlib.contextmanager
+def _kept_for_good() -> Iterator[None]:
+    """What is made inside is kept to the end of the process (the report's): Python's
+    cyclic garbage collector is held off while it is made, then told to leave it be
+    (``gc.freeze``). A season of 50,000 results is about a million objects, none in a
+    cycle: the collector went over all of them again each time they had grown by a quarter
+    (half the load, the ratings included), then three times more as the pages were made
+    (about a second)."""
+    if not gc.isenabled():  # the caller's own choice
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+        gc.freeze()
+    finally:
+        gc.enable()
+
+
+def _season_data(store_path: Path) -> SeasonData:
     store = SeasonStore(store_path, read_only=True)
     try:
         name = store.meta("name") or store_path.parent.name
@@ -172,19 +202,18 @@ def load_season_data(store_path: Path) -> SeasonData:
         }
         results = store.results()
         counts = store.counts()
-        raw_matches = store.matches()
+        rows = store.match_rows()
+        tiebreak = tiebreak_summary(store)
         commitment = store.meta("key_commitment")
         # The key stays secret (bots could predict deals) until the organiser reveals it.
         revealed = store.meta("season_key") if store.meta("key_revealed_at") else None
     finally:
         store.close()
     # Rated from the rows just read (what ``season_ratings`` reads again from the store).
-    ratings = rate(outcomes_of(results, {m["match_id"]: m["chance"] for m in raw_matches}),
+    ratings = rate(outcomes_of(results, {row.match_id: row.chance for row in rows}),
                    list(bots))
     board = ratings.live
-    by_match: dict[str, list[StoredResult]] = defaultdict(list)
     for result in results:
-        by_match[result.match_id].append(result)
         bot = bots[result.entrant_id]
         bot.results.append(result)
         bot.seat_positions.setdefault(result.seat, []).append(result)
@@ -201,31 +230,42 @@ def load_season_data(store_path: Path) -> SeasonData:
     unrated = [bots[e] for e in official.unrated
                if (bots[e].name, bots[e].folder) not in current]
     groups = [[bots[e] for e in group] for group in official.groups]
-    matches = [
-        MatchRow(m["match_id"], m["status"], m["chance"], m["seats"],
-                 sorted(by_match.get(m["match_id"], []), key=lambda r: r.seat),
-                 m["seconds"], m["decisions"], m["rounds"], bool(m["round_limit_reached"]),
-                 m["log_path"], m["error"], m["finished_at"], m["log_sha256"], m.get("round"))
-        for m in raw_matches
-    ]
-    head_to_head: dict[tuple[int, int], HeadToHead] = defaultdict(HeadToHead)
-    for seats in by_match.values():
-        for a in seats:
-            for b in seats:
-                if a.entrant_id == b.entrant_id:
-                    continue
-                record = head_to_head[(a.entrant_id, b.entrant_id)]
-                record.meetings += 1
-                record.wins += 1.0 if a.place < b.place else 0.5 if a.place == b.place else 0.0
+    # The store gives the results by match, then seat, and the matches in the same order:
+    # each match's results are the next group (no look-up in a dict of 80,000 matches).
+    tables = [list(seats) for _, seats in itertools.groupby(results, attrgetter("match_id"))]
+    head_to_head = _meetings(tables)
+    matches = []
+    following = iter(tables)
+    table = next(following, None)
+    for stored in rows:
+        while table is not None and table[0].match_id < stored.match_id:
+            table = next(following, None)  # results of a match the store does not list
+        match_results: list[StoredResult] = []
+        if table is not None and table[0].match_id == stored.match_id:
+            match_results, table = table, next(following, None)
+        matches.append(MatchRow(
+            stored.match_id, stored.status, stored.chance, stored.seats, match_results,
+            stored.seconds, stored.decisions, stored.rounds, bool(stored.round_limit_reached),
+            stored.log_path, stored.error, stored.finished_at, stored.log_sha256, stored.round))
     _duplicate_deals(matches, head_to_head)
     return SeasonData(name, settings, bots, ranked, matches, dict(head_to_head), board, counts,
                       store_path, ratings=ratings, unrated=unrated, groups=groups,
-                      tiebreak=tiebreak_summary(raw_matches), key_commitment=commitment,
-                      revealed_key=revealed)
+                      tiebreak=tiebreak, key_commitment=commitment, revealed_key=revealed)
+
+
+def _meetings(tables: list[list[StoredResult]]) -> defaultdict[tuple[int, int], HeadToHead]:
+    """Every two bots' record at the tables they shared, by (bot, other bot)."""
+    head_to_head: defaultdict[tuple[int, int], HeadToHead] = defaultdict(HeadToHead)
+    for seats in tables:
+        for a, b in itertools.permutations(seats, 2):
+            record = head_to_head[(a.entrant_id, b.entrant_id)]
+            record.meetings += 1
+            record.wins += 1.0 if a.place < b.place else 0.5 if a.place == b.place else 0.0
+    return head_to_head
 
 
 def _duplicate_deals(matches: list[MatchRow],
-                     head_to_head: dict[tuple[int, int], HeadToHead]) -> None:
+                     head_to_head: defaultdict[tuple[int, int], HeadToHead]) -> None:
     """Pair up the matches of each duplicate deal: partners, net points per seat, and the
     deal's verdict for every two bots that played all of it."""
     deals: dict[str, list[MatchRow]] = defaultdict(list)
@@ -233,31 +273,33 @@ def _duplicate_deals(matches: list[MatchRow],
         if match.chance != match.match_id:
             deals[match.chance].append(match)
     for members in deals.values():
-        for match in members:
-            match.deal_matches = [m.match_id for m in members if m is not match]
+        ids = [m.match_id for m in members]
+        for index, match in enumerate(members):
+            match.deal_matches = ids[:index] + ids[index + 1:]
         if any(m.status != "done" or not m.results for m in members):
             continue
-        points: dict[int, float] = defaultdict(float)
+        points: dict[int, float] = {}
+        totals: dict[int, int] = {}
+        played: dict[int, int] = {}
         for match in members:
-            scores = {r.entrant_id: r.score for r in match.results}
-            for entrant, score in scores.items():
-                others = [s for e, s in scores.items() if e != entrant]
-                points[entrant] += score - sum(others) / len(others)
+            table, others = sum(r.score for r in match.results), len(match.results) - 1
+            for r in match.results:
+                entrant, score = r.entrant_id, r.score
+                # The seat's points minus the others' average, over the deal.
+                points[entrant] = points.get(entrant, 0.0) + (score - (table - score) / others)
+                totals[entrant] = totals.get(entrant, 0) + score
+                played[entrant] = played.get(entrant, 0) + 1
         for match in members:
             match.net = [round(points[r.entrant_id]) for r in match.results]
-        entrants = sorted(points)
-        for a in entrants:
-            for b in entrants:
-                if a == b:
-                    continue
-                net = sum(
-                    next(r.score for r in m.results if r.entrant_id == a)
-                    - next(r.score for r in m.results if r.entrant_id == b) for m in members)
-                record = head_to_head[(a, b)]
-                record.deals += 1
-                record.net_points += net
-                record.deals_ahead += net > 0
-                record.deals_even += net == 0
+        # Not a bot that played only part of it (replaced by a new version in between).
+        entrants = sorted([e for e, count in played.items() if count == len(members)])
+        for a, b in itertools.permutations(entrants, 2):
+            margin = totals[a] - totals[b]
+            record = head_to_head[(a, b)]
+            record.deals += 1
+            record.net_points += margin
+            record.deals_ahead += margin > 0
+            record.deals_even += margin == 0
 
 
 def read_match_log(path: Path) -> list[dict[str, Any]]:

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.season import SandboxSettings, SeasonError, match_settings
-from arena.referee.match import Limits
+from arena.referee.limits import Limits
 from arena.rules.options import RuleOptions
 
 PHASES = ("open", "frozen", "final")

@@ -25,7 +25,8 @@ from typing import TypeVar
 from arena.league.executor import cap_worker_memory, die_with_parent, release_pool
 from arena.league.season import SandboxSettings
 from arena.referee import check
-from arena.referee.match import Limits, MatchOutcome, Seat, run_match
+from arena.referee.limits import Limits
+from arena.referee.match import MatchOutcome, Seat, run_match
 from arena.rules.options import RuleOptions
 from arena.sandbox import (
     BotManifest,

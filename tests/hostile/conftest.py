@@ -27,7 +27,8 @@ from typing import Any
 
 import pytest
 
-from arena.referee.match import Limits, MatchOutcome, MatchSpec, Seat, run_match
+from arena.referee.limits import Limits
+from arena.referee.match import MatchOutcome, MatchSpec, Seat, run_match
 from arena.rules.options import RuleOptions
 from arena.sandbox import (
     BotManifest,

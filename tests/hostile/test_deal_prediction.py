@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.referee.match import Limits, MatchSpec, run_match
+from arena.referee.limits import Limits
+from arena.referee.match import MatchSpec, run_match
 from arena.rules.options import RuleOptions
 from arena.rules.seeds import KEY_BYTES, MatchSeed
 from arena.sandbox import SandboxLimits, load_manifest, make_launcher

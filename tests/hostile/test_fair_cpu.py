@@ -21,8 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.referee.limits import Limits
 from arena.referee.log import read_log
-from arena.referee.match import Limits, MatchSpec, run_match
+from arena.referee.match import MatchSpec, run_match
 from arena.rules.options import RuleOptions
 from arena.sandbox import BotManifest, SandboxLimits, make_launcher, sandbox_record
 

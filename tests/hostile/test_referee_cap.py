@@ -16,8 +16,8 @@ from typing import Any
 
 from arena.league.executor import LocalExecutor, MatchJob
 from arena.league.season import SandboxSettings
+from arena.referee.limits import Limits
 from arena.referee.log import read_log
-from arena.referee.match import Limits
 from arena.rules.options import RuleOptions
 from arena.rules.seeds import MatchSeed
 from arena.sandbox import cgroups, load_manifest

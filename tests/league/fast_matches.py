@@ -15,7 +15,8 @@ from arena.bots.policies import POLICIES
 from arena.league import executor as executor_module
 from arena.league.executor import MatchJob, init_worker
 from arena.league.season import SandboxSettings
-from arena.referee.match import InProcessSeat, Limits
+from arena.referee.limits import Limits
+from arena.referee.match import InProcessSeat
 from arena.rules.options import RuleOptions
 from arena.rules.seeds import MatchSeed, seat_seed
 from arena.sandbox.manifest import load_manifest

@@ -16,7 +16,7 @@ import pytest
 from arena.league.cluster import DaskExecutor
 from arena.league.executor import LocalExecutor, MatchJob, core_plan, usable_cores
 from arena.league.season import SandboxSettings
-from arena.referee.match import Limits
+from arena.referee.limits import Limits
 from arena.rules.options import RuleOptions
 from arena.rules.seeds import MatchSeed
 from arena.sandbox.manifest import load_manifest

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.league import driver
+from arena.league import fingerprint
 from arena.league.driver import open_store, season_schedule
 from arena.league.schedule import (
     ScheduledMatch,
@@ -124,14 +124,14 @@ def test_the_fingerprint_keeps_the_stores_bytes(tmp_path: Path) -> None:
             "matches": [(m.match_id, m.chance, m.seats) for m in matches],
             "rules": season.rules.to_dict()}
     before = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
-    assert driver._fingerprint(season, season_schedule(season)) == before
+    assert fingerprint.season_fingerprint(season, season_schedule(season)) == before
     for chunk in (1, 5, len(matches), len(matches) + 1):  # chunk edges change nothing
-        driver.FINGERPRINT_CHUNK, saved = chunk, driver.FINGERPRINT_CHUNK
+        fingerprint.FINGERPRINT_CHUNK, saved = chunk, fingerprint.FINGERPRINT_CHUNK
         try:
-            assert driver._fingerprint(season, matches) == before
+            assert fingerprint.season_fingerprint(season, matches) == before
         finally:
-            driver.FINGERPRINT_CHUNK = saved
-    assert driver._fingerprint(season, []) == hashlib.sha256(json.dumps(
+            fingerprint.FINGERPRINT_CHUNK = saved
+    assert fingerprint.season_fingerprint(season, []) == hashlib.sha256(json.dumps(
         {**data, "matches": []}, sort_keys=True).encode()).hexdigest()
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from arena.league.season import SandboxSettings, SeasonError, TiebreakSettings, load_season
-from arena.referee.match import Limits
+from arena.referee.limits import Limits
 from arena.rules.options import OFFICIAL, RuleOptions
 
 MISSING = object()

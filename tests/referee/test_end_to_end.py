@@ -9,7 +9,7 @@ import pytest
 
 from arena.bots.policies import POLICIES
 from arena.bots.runner import play_match
-from arena.referee.match import Limits
+from arena.referee.limits import Limits
 from arena.referee.replay import replay
 
 from .conftest import Tracker, play, sample

@@ -8,7 +8,8 @@ import threading
 
 from arena.bots.policies import GreedyPolicy
 from arena.bots.sdk import run
-from arena.referee.match import Limits, MatchSpec, Seat, run_match
+from arena.referee.limits import Limits
+from arena.referee.match import MatchSpec, Seat, run_match
 from arena.rules.options import RuleOptions
 
 from .conftest import Tracker, sample

@@ -17,8 +17,9 @@ import pytest
 from arena.protocol import pb
 from arena.referee import match as referee_module
 from arena.referee.faults import FaultKind
+from arena.referee.limits import Limits
 from arena.referee.log import MatchLogWriter, read_log
-from arena.referee.match import Limits, MatchOutcome, MatchSpec
+from arena.referee.match import MatchOutcome, MatchSpec
 
 
 class FakeStream:

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from arena.referee.faults import FaultKind
+from arena.referee.limits import Limits
 from arena.referee.log import read_log
-from arena.referee.match import INBOX_BYTES, INBOX_MESSAGES, Limits
+from arena.referee.match import INBOX_BYTES, INBOX_MESSAGES
 from arena.referee.replay import replay
 from arena.rules.options import RuleOptions
 

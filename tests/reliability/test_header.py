@@ -11,8 +11,8 @@ import pytest
 from arena.league import executor
 from arena.league.executor import MatchJob, play_job
 from arena.league.season import SandboxSettings
+from arena.referee.limits import Limits
 from arena.referee.log import read_log
-from arena.referee.match import Limits
 from arena.rules.options import RuleOptions
 from arena.sandbox import PlainLauncher, load_manifest
 

@@ -15,7 +15,8 @@ import pytest
 
 from arena.bots.policies import GreedyPolicy
 from arena.processes import owner_tag
-from arena.referee.match import InProcessSeat, Limits, MatchSpec, run_match
+from arena.referee.limits import Limits
+from arena.referee.match import InProcessSeat, MatchSpec, run_match
 from arena.rules.options import RuleOptions
 from arena.sandbox import PlainLauncher, load_manifest
 

@@ -1,0 +1,24 @@
+"""A match's time and fault limits, on their own: a season file names them, and reading
+one needs none of the referee's gRPC."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Time and fault limits (RULES.md §20), recorded in every log."""
+
+    decision_deadline: float = 1.0
+    """Seconds to answer one decision before the time bank is used."""
+    time_bank: float = 10.0
+    """Extra seconds for the whole match."""
+    strike_limit: int = 3
+    hello_timeout: float = 10.0
+    """Seconds for every bot to connect and say hello."""
+
+    def to_record(self) -> dict[str, Any]:
+        return {"decision_deadline": self.decision_deadline, "time_bank": self.time_bank,
+                "strike_limit": self.strike_limit, "hello_timeout": self.hello_timeout}
