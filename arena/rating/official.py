@@ -39,7 +39,6 @@ the two estimates (both come from the same resampled season).
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -126,35 +125,42 @@ def comparison_units(outcomes: Sequence[Outcome], entrants: Sequence[int]
     a dict and a list of pairs per unit (about 1 s at 50,000 results)."""
     index = {entrant: i for i, entrant in enumerate(entrants)}
     size = len(entrants)
-    by_match: dict[str, list[Outcome]] = defaultdict(list)
-    for outcome in outcomes:
-        by_match[outcome.match_id].append(outcome)
-    code: dict[str, int] = {}  # each unit's label, numbered as first met
-    owners: list[int] = []
-    cells: list[int] = []
-    values: list[float] = []
-    for seats in by_match.values():
-        unit = code.setdefault(seats[0].unit, len(code))
-        for a, b in itertools.combinations(seats, 2):
-            i, j = index[a.entrant_id], index[b.entrant_id]
-            if a.place < b.place:
-                owners.append(unit)
-                cells.append(i * size + j)
-                values.append(1.0)
-            elif b.place < a.place:
-                owners.append(unit)
-                cells.append(j * size + i)
-                values.append(1.0)
-            else:
-                owners += (unit, unit)
-                cells += (i * size + j, j * size + i)
-                values += (0.5, 0.5)
+    # Each seat's match, entrant and place as arrays, one list comprehension per field,
+    # and every two seats of a match paired with numpy (pairing them in a loop over the
+    # matches took 0.13-0.2 s at 50,000 results, this about 0.09 s).
+    match_code: dict[str, int] = {}  # each match, numbered as first met
+    match_of = np.array([match_code.setdefault(o.match_id, len(match_code)) for o in outcomes],
+                        dtype=np.int64)
+    entrant_of = np.array([index[o.entrant_id] for o in outcomes], dtype=np.int64)
+    place_of = np.array([o.place for o in outcomes], dtype=np.int64)
+    seating = np.argsort(match_of, kind="stable")  # a match's seats together, as recorded
+    match_at = match_of[seating]
+    firsts = np.flatnonzero(np.diff(match_at, prepend=-1))
+    code: dict[str, int] = {}  # each unit's label (its match's first seat's), as first met
+    unit_of_match = np.array([code.setdefault(outcomes[k].unit, len(code))
+                              for k in seating[firsts].tolist()], dtype=np.int64)
+    owner_parts: list[NDArray[np.int64]] = []
+    cell_parts: list[NDArray[np.int64]] = []
+    value_parts: list[NDArray[np.float64]] = []
+    # Every two seats of a match: the seats `apart` places apart in the grouped order.
+    widest_table = int(np.bincount(match_of).max()) if len(outcomes) else 0
+    for apart in range(1, widest_table):
+        first = np.flatnonzero(match_at[apart:] == match_at[:-apart])
+        one, other = seating[first], seating[first + apart]
+        unit = unit_of_match[match_of[one]]
+        for seat, rival in ((one, other), (other, one)):
+            ahead = place_of[seat] <= place_of[rival]  # a win, or a tie (half to each)
+            front, back = seat[ahead], rival[ahead]
+            owner_parts.append(unit[ahead])
+            cell_parts.append(entrant_of[front] * size + entrant_of[back])
+            value_parts.append(np.where(place_of[front] < place_of[back], 1.0, 0.5))
+    owners = np.concatenate(owner_parts) if owner_parts else np.zeros(0, dtype=np.int64)
+    cells = np.concatenate(cell_parts) if cell_parts else np.zeros(0, dtype=np.int64)
+    values = np.concatenate(value_parts) if value_parts else np.zeros(0)
     labels = list(code)
     # One entry a (unit, cell), in that order: unit and cell packed into one key.
-    keys, where = np.unique(np.asarray(owners, dtype=np.int64) * size * size
-                            + np.asarray(cells, dtype=np.int64), return_inverse=True)
-    counts = np.bincount(where, weights=np.asarray(values, dtype=np.float64),
-                         minlength=len(keys))
+    keys, where = np.unique(owners * size * size + cells, return_inverse=True)
+    counts = np.bincount(where, weights=values, minlength=len(keys))
     unit_of, cell_of = np.divmod(keys, size * size)
     held = np.bincount(unit_of, minlength=len(labels))
     # Each unit's cells as a row, padded with -1 (below any cell: a unit whose cells
