@@ -63,6 +63,10 @@ NEWTON_STEPS = 100
 GRADIENT_TOLERANCE = 1e-11
 """Newton stops once no entrant's gradient exceeds this share of the most wins (far below
 ``DIGITS``: the strengths are then exact to about 1e-10)."""
+ROUNDING_REACH = 2 * 10.0**-DIGITS
+"""Values further apart than this round apart at ``DIGITS`` decimals (rounding moves each by
+at most half of 10^-DIGITS; twice that leaves room for the subtraction's own rounding), so
+only closer ones need rounding to be compared."""
 RESAMPLES = 200
 SEED = 20260518
 INTERVAL = (2.5, 97.5)
@@ -268,11 +272,33 @@ def fit_strengths(wins: NDArray[np.float64],
     return strengths
 
 
-def _order(strengths: NDArray[np.float64], entrants: Sequence[int]) -> list[int]:
-    """Indices best first; equal strengths by entrant id (so the order is total)."""
-    keys = [(-round(value, DIGITS), entrant)
-            for value, entrant in zip(strengths.tolist(), entrants, strict=True)]
-    return sorted(range(len(entrants)), key=keys.__getitem__)
+def _order(strengths: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Indices best first; strengths equal to ``DIGITS`` decimals by index (the rated
+    entrants are sorted by id: so by entrant id, and the order is total). Sorted by the
+    values; only runs of neighbours within ``ROUNDING_REACH`` are sorted again by their
+    rounded values (Python's round: numpy's rounds differently at the halves)."""
+    order = np.argsort(-strengths, kind="stable")
+    values = strengths[order]
+    runs: list[list[int]] = []
+    for k in np.flatnonzero(values[:-1] - values[1:] <= ROUNDING_REACH).tolist():
+        if runs and runs[-1][-1] == k:
+            runs[-1].append(k + 1)
+        else:
+            runs.append([k, k + 1])
+    for run in runs:
+        order[run] = sorted(order[run].tolist(),
+                            key=lambda i: (-round(float(strengths[i]), DIGITS), i))
+    return order
+
+
+def _shares_ahead(gaps: NDArray[np.float64]) -> NDArray[np.float64]:
+    """1 for each gap above 0 at ``DIGITS`` decimals, 0.5 for one that rounds to 0, else 0;
+    only the gaps within ``ROUNDING_REACH`` of 0 are rounded (with Python's round)."""
+    shares = np.where(gaps > 0, 1.0, 0.0)
+    for k in np.flatnonzero(np.abs(gaps) <= ROUNDING_REACH).tolist():
+        gap = round(float(gaps[k]), DIGITS)
+        shares[k] = 1.0 if gap > 0 else 0.5 if gap == 0 else 0.0
+    return shares
 
 
 def sharing_groups(intervals: Sequence[tuple[int, int]]) -> list[list[int]]:
@@ -316,7 +342,8 @@ def _fit_and_bootstrap(outcomes: Sequence[Outcome], played: dict[int, set[str]],
     size = len(rated)
     total = np.asarray(per_unit.sum(axis=0)).reshape(size, size)
     strengths = fit_strengths(total)
-    order = _order(strengths, rated)
+    ranked = _order(strengths)
+    order = ranked.tolist()
     position = {i: p for p, i in enumerate(order, start=1)}
     rng = np.random.default_rng(seed)
     ranks = np.empty((resamples, size), dtype=np.int64)
@@ -326,11 +353,8 @@ def _fit_and_bootstrap(outcomes: Sequence[Outcome], played: dict[int, set[str]],
         weights = np.bincount(rng.integers(0, len(units), len(units)), minlength=len(units))
         wins = np.asarray(per_unit.T @ weights).reshape(size, size)
         sample = fit_strengths(wins, start=strengths)
-        ranks[b, _order(sample, rated)] = ladder
-        # Python floats and round (numpy's rounds differently at the halves).
-        gaps = (sample[order[:-1]] - sample[order[1:]]).tolist()
-        above[order[:-1]] += [1.0 if gap > 0 else 0.5 if gap == 0 else 0.0
-                              for gap in (round(g, DIGITS) for g in gaps)]
+        ranks[b, _order(sample)] = ladder
+        above[ranked[:-1]] += _shares_ahead(sample[ranked[:-1]] - sample[ranked[1:]])
     low = np.percentile(ranks, INTERVAL[0], axis=0, method="lower")
     high = np.percentile(ranks, INTERVAL[1], axis=0, method="higher")
     intervals = {i: (int(low[i]), int(high[i])) for i in range(size)}

@@ -176,6 +176,28 @@ def test_units_are_ordered_by_what_they_hold_then_their_label() -> None:
                                                      strict=True)} == dict(cells[unit])
 
 
+def test_the_order_and_the_shares_round_as_python_does() -> None:
+    """The order and "P > next" round only values within ROUNDING_REACH of each other
+    (numpy sorts and compares the rest): the same as rounding every value with Python's
+    round, exact ties and values at the halves (x.xxxxxxxx5) included."""
+    import numpy as np
+
+    from arena.rating.official import DIGITS, _order, _shares_ahead
+
+    rng = random.Random(13)
+    offsets = [0.0, 0.0, 5e-9, -5e-9, 1e-8, 1.5e-8, 2e-8, 2.5e-8, 3e-8, 1e-6]
+    for _ in range(500):
+        base = rng.randint(-10**9, 10**9) / 1e9 + rng.choice([0.0, 5e-9])
+        values = [base + rng.choice([*offsets, rng.uniform(-4e-8, 4e-8), rng.uniform(-1, 1)])
+                  for _ in range(rng.randint(1, 9))]
+        expected = sorted(range(len(values)), key=lambda i: (-round(values[i], DIGITS), i))
+        assert _order(np.array(values)).tolist() == expected, values
+        gaps = np.array(values[:-1]) - np.array(values[1:])  # either sign
+        assert _shares_ahead(gaps).tolist() == [
+            1.0 if gap > 0 else 0.5 if gap == 0 else 0.0
+            for gap in (round(g, DIGITS) for g in gaps.tolist())], values
+
+
 def test_entrants_without_a_match_are_unrated_not_ranked() -> None:
     board = official_standings(SEASON, [0, 1, 2, 3, 4, 17, 18])
     assert board.unrated == (17, 18)
