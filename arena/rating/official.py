@@ -454,9 +454,10 @@ def _fit_and_bootstrap(outcomes: Sequence[Outcome], played: dict[int, set[str]],
     ladder = np.arange(1, size + 1)
     above = np.zeros(size)
     resample_fit = ResampleFit(total, strengths)
+    by_cell = per_unit.T  # made once: transposing builds a new matrix each time
     for b in range(resamples):
         weights = np.bincount(rng.integers(0, len(units), len(units)), minlength=len(units))
-        wins = np.asarray(per_unit.T @ weights).reshape(size, size)
+        wins = np.asarray(by_cell @ weights).reshape(size, size)
         sample, _ = resample_fit(wins)
         ranks[b, _order(sample)] = ladder
         above[ranked[:-1]] += _shares_ahead(sample[ranked[:-1]] - sample[ranked[1:]])
