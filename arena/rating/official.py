@@ -6,8 +6,8 @@ table is one comparison (the one placed better wins it; a tie counts half to eac
 same statistic as the head-to-head page. Its sufficient statistic is the matrix of those
 counts, a sum over matches, so the fit cannot depend on the order results arrive in, and
 its cost does not grow with the number of matches once the matrix is built. The fit is the
-maximum likelihood (scipy's L-BFGS; the tests check it against ``choix``'s Luce spectral
-ranking) with a weak prior (``PRIOR_TIE``), so a bot that won or lost everything still
+maximum likelihood (Newton steps, ``fit_strengths``; the tests check it against ``choix``'s
+Luce spectral ranking) with a weak prior (``PRIOR_TIE``), so a bot that won or lost everything still
 gets a finite strength.
 
 Why not TrueSkill Through Time in one batch (``trueskillthroughtime`` 1.1.0)? Tried on
@@ -15,16 +15,19 @@ simulated seasons like the sample one: it handles multi-player tables and ties a
 about the same order, but it is pure-Python message passing over every match, swept in
 input order until it converges, and within its default 30 sweeps it did not: fed the same
 150 results shuffled, means moved by up to 0.30 (the strengths spanned 1.9), so it is not
-order-independent in practice; and one fit took 3.3 s for 150 matches and 51 s for 1,000
-(10,000 would take minutes, a bootstrap of it hours). This fit takes milliseconds, is
-exactly order-independent, and its bootstrap resamples per-match win matrices (a sparse
-product), so its cost grows with the entrants squared, hardly with the results: fit and
-200 resamples of 200 bots took 8.5 s at 50,000 results with scipy's L-BFGS, and take about
-1 s with the Newton steps of ``fit_strengths`` (``python -m benchmarks.scale``: 0.8 s at
-10,000 results, 1.1 s at 50,000, on a busy 2-core machine). The number of resamples stays
-200 at every size: the 2.5th and 97.5th percentiles of the ranks need about that many,
-and the bootstrap is no longer the slow part. Its posterior would
-also treat every match as independent, which the two matches of a duplicate deal are not.
+order-independent in practice; one fit took 3.3 s for 150 matches and 51 s for 1,000
+(10,000 would take minutes, a bootstrap of it hours); and its posterior would treat every
+match as independent, which the two matches of a duplicate deal are not. This fit takes
+milliseconds, is exactly order-independent, and its bootstrap resamples per-match win
+matrices (a sparse product), so its cost grows with the entrants squared, hardly with the
+results. The standings of 200 bots at 50,000 results (fit and 200 resamples) took 8.5 s
+with scipy's L-BFGS, 1.5-2.6 s with a Newton fit (``fit_strengths``) of each resample,
+and take 0.47-0.94 s with the resamples' chord steps (``ResampleFit``), each run's mean
+3 to 3.5 times less: the last two side by side, four runs of three, on seasons like
+``benchmarks.scale``'s (two seats, duplicate deals, 4 matches a pair) on a shared 2-core
+machine at load 2.5-3.5, hence the spread; at 10,000 results 1.3-2.2 s and 0.37-0.67 s.
+The number of resamples stays 200 at every size: the 2.5th and 97.5th percentiles of the
+ranks need about that many.
 
 Uncertainty: the matches are resampled with replacement (``RESAMPLES`` times, with a fixed
 seed: the standings are a pure function of the results); the matches of one duplicate deal
