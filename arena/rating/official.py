@@ -6,8 +6,8 @@ table is one comparison (the one placed better wins it; a tie counts half to eac
 same statistic as the head-to-head page. Its sufficient statistic is the matrix of those
 counts, a sum over matches, so the fit cannot depend on the order results arrive in, and
 its cost does not grow with the number of matches once the matrix is built. The fit is the
-maximum likelihood (scipy's L-BFGS; the tests check it against ``choix``'s Luce spectral
-ranking) with a weak prior (``PRIOR_TIE``), so a bot that won or lost everything still
+maximum likelihood (Newton steps, ``fit_strengths``; the tests check it against ``choix``'s
+Luce spectral ranking) with a weak prior (``PRIOR_TIE``), so a bot that won or lost everything still
 gets a finite strength.
 
 Why not TrueSkill Through Time in one batch (``trueskillthroughtime`` 1.1.0)? Tried on
@@ -15,16 +15,19 @@ simulated seasons like the sample one: it handles multi-player tables and ties a
 about the same order, but it is pure-Python message passing over every match, swept in
 input order until it converges, and within its default 30 sweeps it did not: fed the same
 150 results shuffled, means moved by up to 0.30 (the strengths spanned 1.9), so it is not
-order-independent in practice; and one fit took 3.3 s for 150 matches and 51 s for 1,000
-(10,000 would take minutes, a bootstrap of it hours). This fit takes milliseconds, is
-exactly order-independent, and its bootstrap resamples per-match win matrices (a sparse
-product), so its cost grows with the entrants squared, hardly with the results: fit and
-200 resamples of 200 bots took 8.5 s at 50,000 results with scipy's L-BFGS, and take about
-1 s with the Newton steps of ``fit_strengths`` (``python -m benchmarks.scale``: 0.8 s at
-10,000 results, 1.1 s at 50,000, on a busy 2-core machine). The number of resamples stays
-200 at every size: the 2.5th and 97.5th percentiles of the ranks need about that many,
-and the bootstrap is no longer the slow part. Its posterior would
-also treat every match as independent, which the two matches of a duplicate deal are not.
+order-independent in practice; one fit took 3.3 s for 150 matches and 51 s for 1,000
+(10,000 would take minutes, a bootstrap of it hours); and its posterior would treat every
+match as independent, which the two matches of a duplicate deal are not. This fit takes
+milliseconds, is exactly order-independent, and its bootstrap resamples per-match win
+matrices (a sparse product), so its cost grows with the entrants squared, hardly with the
+results. The standings of 200 bots at 50,000 results (fit and 200 resamples) took 8.5 s
+with scipy's L-BFGS, 1.5-2.6 s with a Newton fit (``fit_strengths``) of each resample,
+and take 0.47-0.94 s with the resamples' chord steps (``ResampleFit``), each run's mean
+3 to 3.5 times less: the last two side by side, four runs of three, on seasons like
+``benchmarks.scale``'s (two seats, duplicate deals, 4 matches a pair) on a shared 2-core
+machine at load 2.5-3.5, hence the spread; at 10,000 results 1.3-2.2 s and 0.37-0.67 s.
+The number of resamples stays 200 at every size: the 2.5th and 97.5th percentiles of the
+ranks need about that many.
 
 Uncertainty: the matches are resampled with replacement (``RESAMPLES`` times, with a fixed
 seed: the standings are a pure function of the results); the matches of one duplicate deal
@@ -39,7 +42,6 @@ the two estimates (both come from the same resampled season).
 
 from __future__ import annotations
 
-import itertools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,6 +66,21 @@ NEWTON_STEPS = 100
 GRADIENT_TOLERANCE = 1e-11
 """Newton stops once no entrant's gradient exceeds this share of the most wins (far below
 ``DIGITS``: the strengths are then exact to about 1e-10)."""
+CHORD_STEPS = 25
+"""Most gradients a resample's chord iteration (``ResampleFit``) evaluates before it falls
+back to ``fit_strengths`` (12 to 22, 13.5 on average, at 200 entrants and 50,000 results)."""
+CHORD_SHRINK = 0.5
+"""Each chord step must shrink the largest gradient to this share of the last one, or the
+resample falls back (the slowest step of any resample at 200 entrants and 50,000 results:
+0.41; far from the full fit the steps shrink it by 0.6 to 0.9, Newton's much faster)."""
+CHORD_FALLBACKS = 10
+"""After this many fallbacks the rest of a bootstrap goes straight to ``fit_strengths``: a
+season with few results a bot has resamples too far apart for the chord (184 of 200 fell
+back at 20 entrants and 100 results; none at 200 entrants with 1,000 or 50,000)."""
+ROUNDING_REACH = 2 * 10.0**-DIGITS
+"""Values further apart than this round apart at ``DIGITS`` decimals (rounding moves each by
+at most half of 10^-DIGITS; twice that leaves room for the subtraction's own rounding), so
+only closer ones need rounding to be compared."""
 RESAMPLES = 200
 SEED = 20260518
 INTERVAL = (2.5, 97.5)
@@ -126,35 +143,42 @@ def comparison_units(outcomes: Sequence[Outcome], entrants: Sequence[int]
     a dict and a list of pairs per unit (about 1 s at 50,000 results)."""
     index = {entrant: i for i, entrant in enumerate(entrants)}
     size = len(entrants)
-    by_match: dict[str, list[Outcome]] = defaultdict(list)
-    for outcome in outcomes:
-        by_match[outcome.match_id].append(outcome)
-    code: dict[str, int] = {}  # each unit's label, numbered as first met
-    owners: list[int] = []
-    cells: list[int] = []
-    values: list[float] = []
-    for seats in by_match.values():
-        unit = code.setdefault(seats[0].unit, len(code))
-        for a, b in itertools.combinations(seats, 2):
-            i, j = index[a.entrant_id], index[b.entrant_id]
-            if a.place < b.place:
-                owners.append(unit)
-                cells.append(i * size + j)
-                values.append(1.0)
-            elif b.place < a.place:
-                owners.append(unit)
-                cells.append(j * size + i)
-                values.append(1.0)
-            else:
-                owners += (unit, unit)
-                cells += (i * size + j, j * size + i)
-                values += (0.5, 0.5)
+    # Each seat's match, entrant and place as arrays, one list comprehension per field,
+    # and every two seats of a match paired with numpy (pairing them in a loop over the
+    # matches took 0.13-0.2 s at 50,000 results, this about 0.09 s).
+    match_code: dict[str, int] = {}  # each match, numbered as first met
+    match_of = np.array([match_code.setdefault(o.match_id, len(match_code)) for o in outcomes],
+                        dtype=np.int64)
+    entrant_of = np.array([index[o.entrant_id] for o in outcomes], dtype=np.int64)
+    place_of = np.array([o.place for o in outcomes], dtype=np.int64)
+    seating = np.argsort(match_of, kind="stable")  # a match's seats together, as recorded
+    match_at = match_of[seating]
+    firsts = np.flatnonzero(np.diff(match_at, prepend=-1))
+    code: dict[str, int] = {}  # each unit's label (its match's first seat's), as first met
+    unit_of_match = np.array([code.setdefault(outcomes[k].unit, len(code))
+                              for k in seating[firsts].tolist()], dtype=np.int64)
+    owner_parts: list[NDArray[np.int64]] = []
+    cell_parts: list[NDArray[np.int64]] = []
+    value_parts: list[NDArray[np.float64]] = []
+    # Every two seats of a match: the seats `apart` places apart in the grouped order.
+    widest_table = int(np.bincount(match_of).max()) if len(outcomes) else 0
+    for apart in range(1, widest_table):
+        first = np.flatnonzero(match_at[apart:] == match_at[:-apart])
+        one, other = seating[first], seating[first + apart]
+        unit = unit_of_match[match_of[one]]
+        for seat, rival in ((one, other), (other, one)):
+            ahead = place_of[seat] <= place_of[rival]  # a win, or a tie (half to each)
+            front, back = seat[ahead], rival[ahead]
+            owner_parts.append(unit[ahead])
+            cell_parts.append(entrant_of[front] * size + entrant_of[back])
+            value_parts.append(np.where(place_of[front] < place_of[back], 1.0, 0.5))
+    owners = np.concatenate(owner_parts) if owner_parts else np.zeros(0, dtype=np.int64)
+    cells = np.concatenate(cell_parts) if cell_parts else np.zeros(0, dtype=np.int64)
+    values = np.concatenate(value_parts) if value_parts else np.zeros(0)
     labels = list(code)
     # One entry a (unit, cell), in that order: unit and cell packed into one key.
-    keys, where = np.unique(np.asarray(owners, dtype=np.int64) * size * size
-                            + np.asarray(cells, dtype=np.int64), return_inverse=True)
-    counts = np.bincount(where, weights=np.asarray(values, dtype=np.float64),
-                         minlength=len(keys))
+    keys, where = np.unique(owners * size * size + cells, return_inverse=True)
+    counts = np.bincount(where, weights=values, minlength=len(keys))
     unit_of, cell_of = np.divmod(keys, size * size)
     held = np.bincount(unit_of, minlength=len(labels))
     # Each unit's cells as a row, padded with -1 (below any cell: a unit whose cells
@@ -193,16 +217,16 @@ def fit_strengths(wins: NDArray[np.float64],
     steps a fit and could stop 1e-8 short). Each step costs the entrants squared for the
     gradient plus one Cholesky solve (entrants cubed, about 1 ms at 200), whatever the
     number of matches;
-    from a warm start (the bootstrap starts from the full fit) it takes 3 or 4 steps, where
-    scipy's L-BFGS took about 100 evaluations (the bootstrap at 50,000 results, 200
-    entrants: 8.5 s with L-BFGS). (choix's ``ilsr_pairwise_dense`` finds the same maximum,
-    to 1e-8 here, and is what the tests check this against; each of its iterations solves
-    for a stationary distribution: about 0.1 s at 200 entrants.)"""
+    from a warm start (the full fit) it takes 3 or 4 steps, where scipy's L-BFGS took
+    about 100 evaluations (the bootstrap at 50,000 results, 200 entrants: 8.5 s with
+    L-BFGS). The bootstrap calls it only for the resamples that ``ResampleFit``'s cheaper
+    steps do not settle. (choix's ``ilsr_pairwise_dense`` finds the same maximum, to 1e-8
+    here, and is what the tests check this against; each of its iterations solves for a
+    stationary distribution: about 0.1 s at 200 entrants.)"""
     size = len(wins)
     total = wins + PRIOR_TIE * (1.0 - np.eye(size))
     games = total + total.T
     won = total.sum(axis=1)
-    diagonal = np.diag_indices(size)
 
     def gradient_at(theta: NDArray[np.float64]
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
@@ -227,9 +251,7 @@ def fit_strengths(wins: NDArray[np.float64],
     for _ in range(NEWTON_STEPS):
         if norm <= tolerance:
             break
-        weight = games * ahead * (1.0 - ahead)
-        matrix = 1.0 - weight  # the all-ones matrix minus the off-diagonal weights
-        matrix[diagonal] = weight.sum(axis=1) + 1.0
+        matrix = newton_matrix(games, ahead)
         if here is None:
             here = log_likelihood(ahead)
         # Levenberg-Marquardt: a Newton step if it raises the likelihood, else the
@@ -237,7 +259,7 @@ def fit_strengths(wins: NDArray[np.float64],
         # step, which always does; the likelihood is concave, so this converges from any
         # start). Lifting also restores a Cholesky factor that floating point lost: far
         # from the maximum the comparisons' weights underflow.
-        scale = 1.0 + float(matrix[diagonal].max())
+        scale = 1.0 + float(matrix.diagonal().max())
         while True:
             try:
                 factor = cho_factor(matrix + damping * scale * identity, check_finite=False)
@@ -262,11 +284,128 @@ def fit_strengths(wins: NDArray[np.float64],
     return strengths
 
 
-def _order(strengths: NDArray[np.float64], entrants: Sequence[int]) -> list[int]:
-    """Indices best first; equal strengths by entrant id (so the order is total)."""
-    keys = [(-round(value, DIGITS), entrant)
-            for value, entrant in zip(strengths.tolist(), entrants, strict=True)]
-    return sorted(range(len(entrants)), key=keys.__getitem__)
+def newton_matrix(games: NDArray[np.float64], ahead: NDArray[np.float64]
+                  ) -> NDArray[np.float64]:
+    """Minus the log-likelihood's Hessian plus the all-ones matrix: the comparisons'
+    weights ``games * ahead * (1 - ahead)`` off the diagonal, negated, and their row sums
+    on it. The all-ones matrix makes it definite and pins the mean without changing a
+    step (the gradient sums to 0)."""
+    weight = games * ahead * (1.0 - ahead)
+    matrix: NDArray[np.float64] = 1.0 - weight
+    np.fill_diagonal(matrix, weight.sum(axis=1) + 1.0)
+    return matrix
+
+
+class ResampleFit:
+    """The bootstrap's fits. A resample's maximum is near the full fit's, so it is found
+    from there by the chord method: Newton steps with the full fit's Newton matrix held
+    fixed, inverted once, so a step is one product with it and one gradient (without
+    ``expit``: ``_expected_wins``), where a step of ``fit_strengths`` factorises a new
+    matrix and evaluates the likelihood (about 1.3 ms a step at 200 entrants, a chord step
+    under 0.1 ms). The matrix's rows and columns are scaled to the resample's own diagonal at
+    the full fit (a resample changes how many games each entrant has: 13.5 gradients a
+    resample rather than 15.9 at 200 entrants and 50,000 results). The steps stop at
+    ``fit_strengths``' own tolerance: the same maximum, as close as two of its own fits
+    from different starts (within 3e-10 of a Newton fit on each of the 200 resamples at
+    200 entrants and 50,000 results; a bot that won or lost everything sits on a flat
+    slope, where any two fits differ by up to a few 1e-9).
+
+    A resample too far from the full fit (a step that does not shrink the gradient by
+    ``CHORD_SHRINK``, or no convergence in ``CHORD_STEPS``) falls back to
+    ``fit_strengths`` from the best point the steps reached, and after
+    ``CHORD_FALLBACKS`` of those the rest go straight to it (from the full fit, as
+    before)."""
+
+    def __init__(self, wins: NDArray[np.float64], strengths: NDArray[np.float64]) -> None:
+        """``wins`` and ``strengths``: the full season's win matrix and its fit."""
+        size = len(wins)
+        self.prior = PRIOR_TIE * (1.0 - np.eye(size))
+        total = wins + self.prior
+        ahead = expit(strengths[:, None] - strengths[None, :])
+        matrix = newton_matrix(total + total.T, ahead)
+        self.inverse = np.linalg.inv(matrix)
+        self.variance = ahead * (1.0 - ahead)  # each comparison's, at the full fit
+        self.diagonal = matrix.diagonal().copy()
+        self.start = strengths
+        self.fallbacks = 0
+        # Buffers every resample reuses.
+        self.total = np.empty((size, size))
+        self.games = np.empty((size, size))
+        self.pairwise = np.empty((size, size))
+        self.left = np.ones((size, 2))
+        self.right = np.ones((2, size))
+        self.ones = np.ones(size)
+
+    def __call__(self, wins: NDArray[np.float64]) -> tuple[NDArray[np.float64], bool]:
+        """The strengths ``fit_strengths(wins)`` finds, and whether the chord steps found
+        them (False: they fell back to ``fit_strengths``)."""
+        if self.fallbacks >= CHORD_FALLBACKS:
+            return fit_strengths(wins, start=self.start), False
+        np.add(wins, self.prior, out=self.total)
+        np.add(self.total, self.total.T, out=self.games)
+        won = self.total.sum(axis=1)
+        tolerance = GRADIENT_TOLERANCE * (1.0 + float(won.max()))  # fit_strengths' own
+        # The fixed matrix as if built from this resample's games (its diagonal only).
+        diagonal = np.einsum("ij,ij->i", self.games, self.variance) + 1.0
+        scale = np.sqrt(self.diagonal / diagonal)
+        theta = best = self.start
+        least = np.inf
+        for _ in range(CHORD_STEPS):
+            gradient = won - self._expected_wins(theta)
+            norm = float(np.max(np.abs(gradient)))
+            if norm <= tolerance:
+                strengths: NDArray[np.float64] = theta - theta.mean()
+                return strengths, True
+            if not norm <= CHORD_SHRINK * least:  # too slow (or overflowed): too far off
+                break
+            best, least = theta, norm
+            theta = theta + scale * (self.inverse @ (scale * gradient))
+        self.fallbacks += 1
+        return fit_strengths(wins, start=best), False
+
+    def _expected_wins(self, theta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Each entrant's expected wins at ``theta``: the sum over j of ``games[i, j]``
+        times ``w[i] / (w[i] + w[j])`` with ``w = exp(theta)`` (scaled so the largest is 1:
+        no overflow). A sum, a division and a product over the matrix: about 0.07 ms at
+        200 entrants, where ``expit`` of the differences alone takes 0.35 ms."""
+        weight = np.exp(theta - theta.max())
+        # w[i] + w[j] as the product of the columns (w, 1) and the rows (1, w): BLAS
+        # writes it faster than numpy's broadcast sum, and as exactly.
+        self.left[:, 0] = weight
+        self.right[1] = weight
+        np.matmul(self.left, self.right, out=self.pairwise)
+        np.divide(self.games, self.pairwise, out=self.pairwise)
+        expected: NDArray[np.float64] = weight * (self.pairwise @ self.ones)
+        return expected
+
+
+def _order(strengths: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Indices best first; strengths equal to ``DIGITS`` decimals by index (the rated
+    entrants are sorted by id: so by entrant id, and the order is total). Sorted by the
+    values; only runs of neighbours within ``ROUNDING_REACH`` are sorted again by their
+    rounded values (Python's round: numpy's rounds differently at the halves)."""
+    order = np.argsort(-strengths, kind="stable")
+    values = strengths[order]
+    runs: list[list[int]] = []
+    for k in np.flatnonzero(values[:-1] - values[1:] <= ROUNDING_REACH).tolist():
+        if runs and runs[-1][-1] == k:
+            runs[-1].append(k + 1)
+        else:
+            runs.append([k, k + 1])
+    for run in runs:
+        order[run] = sorted(order[run].tolist(),
+                            key=lambda i: (-round(float(strengths[i]), DIGITS), i))
+    return order
+
+
+def _shares_ahead(gaps: NDArray[np.float64]) -> NDArray[np.float64]:
+    """1 for each gap above 0 at ``DIGITS`` decimals, 0.5 for one that rounds to 0, else 0;
+    only the gaps within ``ROUNDING_REACH`` of 0 are rounded (with Python's round)."""
+    shares = np.where(gaps > 0, 1.0, 0.0)
+    for k in np.flatnonzero(np.abs(gaps) <= ROUNDING_REACH).tolist():
+        gap = round(float(gaps[k]), DIGITS)
+        shares[k] = 1.0 if gap > 0 else 0.5 if gap == 0 else 0.0
+    return shares
 
 
 def sharing_groups(intervals: Sequence[tuple[int, int]]) -> list[list[int]]:
@@ -310,21 +449,21 @@ def _fit_and_bootstrap(outcomes: Sequence[Outcome], played: dict[int, set[str]],
     size = len(rated)
     total = np.asarray(per_unit.sum(axis=0)).reshape(size, size)
     strengths = fit_strengths(total)
-    order = _order(strengths, rated)
+    ranked = _order(strengths)
+    order = ranked.tolist()
     position = {i: p for p, i in enumerate(order, start=1)}
     rng = np.random.default_rng(seed)
     ranks = np.empty((resamples, size), dtype=np.int64)
     ladder = np.arange(1, size + 1)
     above = np.zeros(size)
+    resample_fit = ResampleFit(total, strengths)
+    by_cell = per_unit.T  # made once: transposing builds a new matrix each time
     for b in range(resamples):
         weights = np.bincount(rng.integers(0, len(units), len(units)), minlength=len(units))
-        wins = np.asarray(per_unit.T @ weights).reshape(size, size)
-        sample = fit_strengths(wins, start=strengths)
-        ranks[b, _order(sample, rated)] = ladder
-        # Python floats and round (numpy's rounds differently at the halves).
-        gaps = (sample[order[:-1]] - sample[order[1:]]).tolist()
-        above[order[:-1]] += [1.0 if gap > 0 else 0.5 if gap == 0 else 0.0
-                              for gap in (round(g, DIGITS) for g in gaps)]
+        wins = np.asarray(by_cell @ weights).reshape(size, size)
+        sample, _ = resample_fit(wins)
+        ranks[b, _order(sample)] = ladder
+        above[ranked[:-1]] += _shares_ahead(sample[ranked[:-1]] - sample[ranked[1:]])
     low = np.percentile(ranks, INTERVAL[0], axis=0, method="lower")
     high = np.percentile(ranks, INTERVAL[1], axis=0, method="higher")
     intervals = {i: (int(low[i]), int(high[i])) for i in range(size)}

@@ -15,6 +15,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -174,6 +175,144 @@ def test_units_are_ordered_by_what_they_hold_then_their_label() -> None:
         for row, unit in enumerate(units):
             assert {int(k): float(v) for k, v in zip(matrix[row].indices, matrix[row].data,
                                                      strict=True)} == dict(cells[unit])
+
+
+# -- the bootstrap's fits ---------------------------------------------------------------------
+
+# Seasons whose resamples are near the full fit: the chord steps find (nearly) all of them.
+NEAR_SEASONS = [
+    # strengths, seats, matches per group, duplicate deals, tie rate
+    ([1.0, 0.4, 0.0, -0.3, -1.2], 2, 20, False, 0.0),
+    ([0.8, 0.3, 0.0, -0.2, -0.6, -1.0, 0.5, 0.1], 2, 10, True, 0.0),
+    ([0.6, 0.2, 0.0, -0.4, -0.9, 0.3], 3, 6, False, 0.3),
+    ([0.5, 0.0, -0.5, 0.2, -0.2, 0.9, -0.8, 0.1, 0.4], 4, 4, True, 0.1),
+]
+
+
+def season_wins(season: tuple[list[float], int, int, bool, float]) -> tuple[Any, Any]:
+    """A season's per-unit matrix and its total win matrix."""
+    import numpy as np
+
+    from arena.rating.official import comparison_units
+
+    strengths, seats, per_group, deals, ties = season
+    outcomes = simulated(strengths, seats, per_group, seed=21, duplicate_deals=deals,
+                         tie_rate=ties)
+    _, per_unit = comparison_units(outcomes, range(len(strengths)))
+    size = len(strengths)
+    return per_unit, np.asarray(per_unit.sum(axis=0)).reshape(size, size)
+
+
+@pytest.mark.parametrize("season", NEAR_SEASONS)
+def test_resample_fits_find_the_maximum_a_cold_fit_finds(
+        season: tuple[list[float], int, int, bool, float]) -> None:
+    """The chord steps stop at fit_strengths' own tolerance: on the bootstrap's own
+    resamples they land on the maximum fit_strengths finds from scratch."""
+    import numpy as np
+
+    from arena.rating.official import SEED, ResampleFit, fit_strengths
+
+    per_unit, wins = season_wins(season)
+    fit = ResampleFit(wins, fit_strengths(wins))
+    rng = np.random.default_rng(SEED)
+    units = per_unit.shape[0]
+    found_by_chord = 0
+    for _ in range(40):
+        weights = np.bincount(rng.integers(0, units, units), minlength=units)
+        resampled = np.asarray(per_unit.T @ weights).reshape(wins.shape)
+        strengths, by_chord = fit(resampled)
+        found_by_chord += by_chord
+        assert np.abs(strengths - fit_strengths(resampled)).max() < 1e-9
+    # Nearly all by the chord steps: the fast path is what was checked.
+    assert found_by_chord >= 36
+
+
+@pytest.mark.parametrize(("season", "bot", "outcome"), [
+    (NEAR_SEASONS[0], 0, "lost"), (NEAR_SEASONS[0], 4, "won"), (NEAR_SEASONS[1], 1, "lost"),
+    (NEAR_SEASONS[2], 5, "won"), (NEAR_SEASONS[3], 2, "won"), (NEAR_SEASONS[3], 6, "lost")])
+def test_a_resample_far_from_the_full_fit_falls_back_to_newton(
+        monkeypatch: pytest.MonkeyPatch, season: tuple[list[float], int, int, bool, float],
+        bot: int, outcome: str) -> None:
+    """A resample in which one bot lost (or won) every match is far from the full fit:
+    the chord steps shrink its gradient too slowly, and fit_strengths, counted here,
+    takes over. The answer is the one the bootstrap found before the chord (fit_strengths
+    from the full fit), and the cold fit's maximum to 1e-8: with a bot that far out,
+    fit_strengths' own answers from the two starts differ by up to 5e-9 on these (its
+    gradient tolerance over that bot's small curvature)."""
+    import numpy as np
+
+    from arena.rating import official
+    from arena.rating.official import ResampleFit, fit_strengths
+
+    _, wins = season_wins(season)
+    far = wins.copy()
+    if outcome == "lost":
+        far[:, bot] += far[bot, :]
+        far[bot, :] = 0
+    else:
+        far[bot, :] += far[:, bot]
+        far[:, bot] = 0
+    full = fit_strengths(wins)
+    fit = ResampleFit(wins, full)
+    starts: list[Any] = []
+
+    def counted(wins: Any, start: Any = None) -> Any:
+        starts.append(start)
+        return fit_strengths(wins, start)
+
+    monkeypatch.setattr(official, "fit_strengths", counted)
+    strengths, by_chord = fit(far)
+    assert not by_chord and len(starts) == 1
+    assert np.abs(strengths - fit_strengths(far, start=full)).max() < 1e-9
+    assert np.abs(strengths - fit_strengths(far)).max() < 1e-8
+
+
+def test_resamples_that_keep_falling_back_go_straight_to_newton(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """After CHORD_FALLBACKS fallbacks the chord is not tried again: even the full season
+    itself (a maximum the chord has at its first gradient) goes to fit_strengths."""
+    import numpy as np
+
+    from arena.rating.official import CHORD_FALLBACKS, ResampleFit, fit_strengths
+
+    _, wins = season_wins(NEAR_SEASONS[0])
+    far = wins.copy()
+    far[:, 0] += far[0, :]
+    far[0, :] = 0
+    strengths = fit_strengths(wins)
+    fit = ResampleFit(wins, strengths)
+    assert fit(wins)[1], "the chord takes the full season"
+    for _ in range(CHORD_FALLBACKS):
+        assert not fit(far)[1]
+    evaluations = []
+    expected_wins = ResampleFit._expected_wins
+    monkeypatch.setattr(ResampleFit, "_expected_wins",
+                        lambda self, theta: evaluations.append(1) or expected_wins(self, theta))
+    again, by_chord = fit(wins)
+    assert not by_chord and not evaluations
+    assert np.abs(again - strengths).max() < 1e-9
+
+
+def test_the_order_and_the_shares_round_as_python_does() -> None:
+    """The order and "P > next" round only values within ROUNDING_REACH of each other
+    (numpy sorts and compares the rest): the same as rounding every value with Python's
+    round, exact ties and values at the halves (x.xxxxxxxx5) included."""
+    import numpy as np
+
+    from arena.rating.official import DIGITS, _order, _shares_ahead
+
+    rng = random.Random(13)
+    offsets = [0.0, 0.0, 5e-9, -5e-9, 1e-8, 1.5e-8, 2e-8, 2.5e-8, 3e-8, 1e-6]
+    for _ in range(500):
+        base = rng.randint(-10**9, 10**9) / 1e9 + rng.choice([0.0, 5e-9])
+        values = [base + rng.choice([*offsets, rng.uniform(-4e-8, 4e-8), rng.uniform(-1, 1)])
+                  for _ in range(rng.randint(1, 9))]
+        expected = sorted(range(len(values)), key=lambda i: (-round(values[i], DIGITS), i))
+        assert _order(np.array(values)).tolist() == expected, values
+        gaps = np.array(values[:-1]) - np.array(values[1:])  # either sign
+        assert _shares_ahead(gaps).tolist() == [
+            1.0 if gap > 0 else 0.5 if gap == 0 else 0.0
+            for gap in (round(g, DIGITS) for g in gaps.tolist())], values
 
 
 def test_entrants_without_a_match_are_unrated_not_ranked() -> None:
