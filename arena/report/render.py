@@ -325,8 +325,8 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
         if not site.reuse(name, list_keys[-1]):
             write(name, "matches.html", 0, page="matches", matches=chunk, pages=match_pages,
                   current=number, per_page=MATCHES_PER_PAGE)
-    _remove_pages(out, "matches-*.html", {page_file("matches", p.number)
-                                          for p in match_pages})
+    _remove_pages(out, os.listdir(out), "matches-", {page_file("matches", p.number)
+                                                     for p in match_pages})
     processes = _BotPages(data, match_state, season_key, row_keys).render_all(site)
     _write_downloads(data, out, list_keys, previous, state, match_state)
     state_path.write_text(_state_json(state, match_state))
@@ -454,12 +454,8 @@ class _BotPages:
                      for part, results in enumerate(_chunks(chunk, ROWS_PER_PART))],
                     b"\n", tail.encode(), previous, state)
                 site.pages += 1
-            # Pages of a list that has fewer pages now (a site rendered from another store).
-            keep = {p.href for p in bot_pages}
-            for name in listed:
-                if (name.startswith(f"{bot.slug}.matches") and name.endswith(".html")
-                        and name not in keep):
-                    (site.out / "bots" / name).unlink(missing_ok=True)
+            _remove_pages(site.out / "bots", listed, f"{bot.slug}.matches",
+                          {p.href for p in bot_pages})
 
 
 BOTS_PER_HELPER = 20
@@ -712,11 +708,13 @@ def _chunks(items: list[Any], size: int) -> list[list[Any]]:
     return [items[start:start + size] for start in range(0, len(items), size)]
 
 
-def _remove_pages(folder: Path, pattern: str, keep: set[str]) -> None:
-    """Pages of a list that has fewer pages now (a site rendered from another store)."""
-    for stale in folder.glob(pattern):
-        if stale.name not in keep:
-            stale.unlink(missing_ok=True)
+def _remove_pages(folder: Path, listed: list[str], prefix: str, keep: set[str]) -> None:
+    """Pages of a list that has fewer pages now (a site rendered from another store):
+    ``prefix``*.html among ``listed``, the folder's names (listed once for 200 bots' lists)
+    but those in ``keep``."""
+    for name in listed:
+        if name.startswith(prefix) and name.endswith(".html") and name not in keep:
+            (folder / name).unlink(missing_ok=True)
 
 
 def _h2h_records(data: SeasonData) -> list[dict[str, Any]]:
