@@ -258,6 +258,8 @@ def _meetings(tables: list[list[StoredResult]]) -> defaultdict[tuple[int, int], 
     head_to_head: defaultdict[tuple[int, int], HeadToHead] = defaultdict(HeadToHead)
     for seats in tables:
         for a, b in itertools.permutations(seats, 2):
+            if a.entrant_id == b.entrant_id:  # one bot at two seats: no record against itself
+                continue
             record = head_to_head[(a.entrant_id, b.entrant_id)]
             record.meetings += 1
             record.wins += 1.0 if a.place < b.place else 0.5 if a.place == b.place else 0.0

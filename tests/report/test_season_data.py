@@ -44,3 +44,22 @@ def test_a_deal_finished_by_a_new_version_of_a_bot(tmp_path: Path) -> None:
     assert {pair: (record.meetings, record.deals)
             for pair, record in data.head_to_head.items()} == {
         (a, old_b): (1, 0), (old_b, a): (1, 0), (new_b, a): (1, 0), (a, new_b): (1, 0)}
+
+
+def test_a_bot_at_two_seats_has_no_record_against_itself(tmp_path: Path) -> None:
+    """A table that seats one entrant twice (a store written by hand, or a bot playing a
+    copy of itself): its head-to-head has the other bot only, never the bot against itself."""
+    store = SeasonStore(tmp_path / "season.sqlite")
+    try:
+        a, b = (store.entrant_id(name, "1.0", f"/bots/{name}", "h", {}) for name in "ab")
+        matches = schedule(2, 2, 2)
+        store.schedule(matches, [a, b])
+        _record(store, matches[0].match_id, 50, 10)
+        store.schedule(matches[1:], [a, a])  # the second match seats a twice
+        _record(store, matches[1].match_id, 30, 20)
+    finally:
+        store.close()
+    data = load_season_data(tmp_path / "season.sqlite")
+    assert [r.entrant_id for r in data.matches[1].results] == [a, a]
+    assert {pair: record.meetings for pair, record in data.head_to_head.items()} == {
+        (a, b): 1, (b, a): 1}
