@@ -45,13 +45,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import sparse
-from scipy.linalg import cho_factor, cho_solve
-from scipy.special import expit
 from threadpoolctl import threadpool_limits
+
+if TYPE_CHECKING:  # scipy is imported where a fit needs it: half a second of every
+    # report's start, which computes the ratings in a helper process meanwhile
+    from scipy import sparse
 
 from arena.rating.outcome import Outcome
 
@@ -141,6 +143,7 @@ def comparison_units(outcomes: Sequence[Outcome], entrants: Sequence[int]
     That order is the one of ``(sorted(cells.items()), label)``, each unit's cells summed
     and ordered with numpy (the counts are sums of halves: exact in any order) rather than
     a dict and a list of pairs per unit (about 1 s at 50,000 results)."""
+    from scipy import sparse
     index = {entrant: i for i, entrant in enumerate(entrants)}
     size = len(entrants)
     # Each seat's match, entrant and place as arrays, one list comprehension per field,
@@ -223,6 +226,8 @@ def fit_strengths(wins: NDArray[np.float64],
     steps do not settle. (choix's ``ilsr_pairwise_dense`` finds the same maximum, to 1e-8
     here, and is what the tests check this against; each of its iterations solves for a
     stationary distribution: about 0.1 s at 200 entrants.)"""
+    from scipy.linalg import cho_factor, cho_solve
+    from scipy.special import expit
     size = len(wins)
     total = wins + PRIOR_TIE * (1.0 - np.eye(size))
     games = total + total.T
@@ -319,6 +324,7 @@ class ResampleFit:
     def __init__(self, wins: NDArray[np.float64], strengths: NDArray[np.float64]) -> None:
         """``wins`` and ``strengths``: the full season's win matrix and its fit."""
         size = len(wins)
+        from scipy.special import expit
         self.prior = PRIOR_TIE * (1.0 - np.eye(size))
         total = wins + self.prior
         ahead = expit(strengths[:, None] - strengths[None, :])

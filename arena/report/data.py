@@ -18,6 +18,7 @@ from arena.league.driver import outcomes_of
 from arena.league.store import SeasonStore, StoredResult
 from arena.league.tiebreak import is_tiebreak, tiebreak_summary
 from arena.rating import OfficialRow, SeasonRatings, rate
+from arena.rating.outcome import Outcome
 from arena.rating.trueskill_ratings import Leaderboard, Standing
 
 
@@ -128,10 +129,12 @@ class SeasonData:
     ranked: list[Bot]
     matches: list[MatchRow]
     head_to_head: dict[tuple[int, int], HeadToHead]
-    board: Leaderboard
     counts: dict[str, int]
     store_path: Path
+    outcomes: list[Outcome] = field(default_factory=list)
+    """The results as the ratings read them (``rate_season_data``)."""
     ratings: SeasonRatings | None = None
+    """None until ``attach_ratings``: ``ranked`` is then in entrant order."""
     unrated: list[Bot] = field(default_factory=list)
     groups: list[list[Bot]] = field(default_factory=list)
     """Bots the data cannot separate (they share a rank), in standings order."""
@@ -142,9 +145,23 @@ class SeasonData:
     """The season key itself, once the organiser has revealed it (`arena season reveal`)."""
 
     by_id: dict[str, MatchRow] = field(default_factory=dict)
+    positions: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def board(self) -> Leaderboard:
+        """The live TrueSkill (once the ratings are attached)."""
+        if self.ratings is None:
+            raise RuntimeError("the season's ratings are not attached yet")
+        return self.ratings.live
 
     def bot(self, entrant_id: int) -> Bot:
         return self.bots[entrant_id]
+
+    def index_of(self, match_id: str) -> int:
+        """The match's place in ``matches`` (schedule order)."""
+        if len(self.positions) != len(self.matches):
+            self.positions = {m.match_id: i for i, m in enumerate(self.matches)}
+        return self.positions[match_id]
 
     def match(self, match_id: str) -> MatchRow:
         """The match called ``match_id`` (a bot page lists hundreds: no scan per row)."""
@@ -164,10 +181,40 @@ def _slug(name: str, version: str, taken: set[str]) -> str:
 
 def load_season_data(store_path: Path) -> SeasonData:
     """Read everything the site shows (the store opened read-only: a run may be writing;
-    StoreError if it is missing or damaged). What it makes is kept out of the garbage
-    collector's reach for the rest of the process (``_kept_for_good``)."""
+    StoreError if it is missing or damaged), ratings included. What it makes is kept out
+    of the garbage collector's reach for the rest of the process (``_kept_for_good``)."""
+    data = read_season_data(store_path)
+    attach_ratings(data, rate_season_data(data))
+    return data
+
+
+def read_season_data(store_path: Path) -> SeasonData:
+    """``load_season_data`` but the ratings (the slowest part: ``rate_season_data``, which
+    the report computes in a helper process meanwhile, then ``attach_ratings``)."""
     with _kept_for_good():
         return _season_data(store_path)
+
+
+def rate_season_data(data: SeasonData) -> SeasonRatings:
+    """The season's ratings (a pure function of ``data.outcomes`` and its entrants)."""
+    with _kept_for_good():
+        return rate(data.outcomes, list(data.bots))
+
+
+def attach_ratings(data: SeasonData, ratings: SeasonRatings) -> None:
+    """Give each bot its live standing and official row, and the ranked bots their order."""
+    data.ratings = ratings
+    for standing in ratings.live.standings:
+        data.bots[standing.entrant_id].standing = standing
+    official = ratings.official
+    for row in official.rows:
+        bot = data.bots[row.entrant_id]
+        bot.official, bot.rank, bot.outranks_next = row, row.position, row.above_next
+    ranked = [data.bots[row.entrant_id] for row in official.rows]
+    if {b.id for b in ranked} != {b.id for b in data.ranked}:
+        raise ValueError("the ratings are not the ratings of this season's results")
+    data.ranked = ranked
+    data.groups = [[data.bots[e] for e in group] for group in official.groups]
 
 
 @contextlib.contextmanager
@@ -209,27 +256,18 @@ def _season_data(store_path: Path) -> SeasonData:
         revealed = store.meta("season_key") if store.meta("key_revealed_at") else None
     finally:
         store.close()
-    # Rated from the rows just read (what ``season_ratings`` reads again from the store).
-    ratings = rate(outcomes_of(results, {row.match_id: row.chance for row in rows}),
-                   list(bots))
-    board = ratings.live
     for result in results:
         bot = bots[result.entrant_id]
         bot.results.append(result)
         bot.seat_positions.setdefault(result.seat, []).append(result)
-    for standing in board.standings:
-        bots[standing.entrant_id].standing = standing
-    official = ratings.official
-    for row in official.rows:
-        bot = bots[row.entrant_id]
-        bot.official, bot.rank, bot.outranks_next = row, row.position, row.above_next
-    ranked = [bots[row.entrant_id] for row in official.rows]
-    # Unrated: entrants that played no match. An older version of a bot that was replaced
-    # before it played (same name, another content hash) is not listed at all.
+    # Ranked: the bots that played (in entrant order until ``attach_ratings`` orders them
+    # as the official standings do). Unrated: entrants that played no match; an older
+    # version of a bot that was replaced before it played (same name, another content
+    # hash) is not listed at all.
+    ranked = [bot for bot in bots.values() if bot.results]
     current = {(b.name, b.folder) for b in ranked}
-    unrated = [bots[e] for e in official.unrated
-               if (bots[e].name, bots[e].folder) not in current]
-    groups = [[bots[e] for e in group] for group in official.groups]
+    unrated = [bot for bot in bots.values()
+               if not bot.results and (bot.name, bot.folder) not in current]
     # The store gives the results by match, then seat, and the matches in the same order:
     # each match's results are the next group (no look-up in a dict of 80,000 matches).
     tables = [list(seats) for _, seats in itertools.groupby(results, attrgetter("match_id"))]
@@ -248,9 +286,11 @@ def _season_data(store_path: Path) -> SeasonData:
             stored.seconds, stored.decisions, stored.rounds, bool(stored.round_limit_reached),
             stored.log_path, stored.error, stored.finished_at, stored.log_sha256, stored.round))
     _duplicate_deals(matches, head_to_head)
-    return SeasonData(name, settings, bots, ranked, matches, dict(head_to_head), board, counts,
-                      store_path, ratings=ratings, unrated=unrated, groups=groups,
-                      tiebreak=tiebreak, key_commitment=commitment, revealed_key=revealed)
+    # Rated from the rows just read (what ``season_ratings`` reads again from the store).
+    outcomes = outcomes_of(results, {row.match_id: row.chance for row in rows})
+    return SeasonData(name, settings, bots, ranked, matches, dict(head_to_head), counts,
+                      store_path, outcomes=outcomes, unrated=unrated, tiebreak=tiebreak,
+                      key_commitment=commitment, revealed_key=revealed)
 
 
 def _meetings(tables: list[list[StoredResult]]) -> defaultdict[tuple[int, int], HeadToHead]:

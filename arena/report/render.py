@@ -23,20 +23,29 @@ import os
 import shutil
 import tarfile
 import zlib
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
+from arena.rating import SeasonRatings
 from arena.report.charts import rating_chart, season_chart
-from arena.report.data import Bot, MatchRow, SeasonData, load_season_data, read_match_log
+from arena.report.data import (
+    Bot,
+    MatchRow,
+    SeasonData,
+    attach_ratings,
+    rate_season_data,
+    read_match_log,
+    read_season_data,
+)
 from arena.report.matchpage import (
     bot_stderr,
     bot_time_chart,
@@ -204,7 +213,17 @@ def _read_whole(path: Path) -> list[dict[str, Any]]:
 
 def render_site(store_path: Path, out: Path) -> RenderSummary:
     """Render the season in ``store_path`` into ``out`` (created if needed)."""
-    data = load_season_data(store_path)
+    data = read_season_data(store_path)
+    # The ratings (about a second and a half at 50,000 results) are computed in a helper
+    # process while this one renders what does not show them: the matches, their lists,
+    # the results and the logs' archive.
+    with _meanwhile([functools.partial(rate_season_data, data)]) as (ratings,):
+        summary = _render_site(data, out, ratings)
+    return summary
+
+
+def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
+                 ) -> RenderSummary:
     env = _environment()
     out.mkdir(parents=True, exist_ok=True)
     for sub in ("bots", "matches", "replays", "logs", "assets"):
@@ -249,7 +268,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     grid = len(data.ranked) <= H2H_GRID_LIMIT
     common = {"season": data, "facts": _facts(data), "log_problems": problems,
               "listed_on": listed_on, "paginated": len(match_pages) > 1, "grid": grid,
-              "players": _players(data)}
+              "players": _players(data), "bots_by_name": _bots_by_name(data)}
     common["result_rows"] = _result_rows(data, common["players"])
     common["opponent_options"] = _opponent_options(data)
 
@@ -259,6 +278,7 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
     shown = set(os.listdir(out / "matches"))
     # Match pages first: a log that passed its check but does not read whole (recorded so
     # by an older version) is found here, and the pages listing problems come after.
+    todo = []
     for match in played:
         if match.match_id in problems:
             continue
@@ -269,32 +289,22 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
             reused += 1
             site.pages += 2
             continue
-        log = Path(str(match.log_path))
-        try:
-            records = _read_whole(log)
-        except LogUnreadable as error:
-            problems[match.match_id] = LogProblem(match.match_id, "damaged", str(error),
-                                                  str(log))
-            continue
-        names = [data.bot(e).name for e in match.seats]
-        try:
-            model = read_model(records, names, bot_stderr(log, names))
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
-            problems[match.match_id] = LogProblem(
-                match.match_id, "damaged", f"the log's lines do not hold what a match log's "
-                f"lines hold ({type(error).__name__}: {error})", str(log))
-            continue
-        record[0] = key
-        # Each seat's median think time, kept for the bots' charts (a reused match's
-        # log is not read again).
-        record[2] = seat_think_medians(model)
-        write_match_pages(write, out, model, match.match_id, header=records[0],
-                          standing=_standing(data, match),
-                          summary={"rounds": match.rounds, "decisions": match.decisions,
-                                   "seconds": match.seconds, "chance": match.chance,
-                                   "round_limit_reached": match.round_limit_reached})
-        shutil.copyfile(log, out / "logs" / f"{match.match_id}.jsonl.gz")
-        rendered += 1
+        todo.append((match, key))
+    # A round of new results is tens of pages of about 20 ms: shared with a helper.
+    shares = [todo[::2], todo[1::2]] if len(todo) >= MATCHES_PER_HELPER else [todo]
+    with _meanwhile([functools.partial(_render_matches, site, data, share)
+                     for share in shares[1:]]) as jobs:
+        done = [_render_matches(site, data, shares[0]), *(job.result() for job in jobs)]
+    for pages, made, found in done:
+        site.pages += pages
+        rendered += len(made)
+        problems.update(found)
+        for match_id, (key, medians) in made.items():
+            match_state[match_id][0], match_state[match_id][2] = key, medians
+    if problems:  # in schedule order, however the pages were shared (the site lists them)
+        in_order = sorted(problems.items(), key=lambda item: data.index_of(item[0]))
+        problems.clear()
+        problems.update(in_order)
     for match in played:
         problem = problems.get(match.match_id)
         if problem is None:
@@ -306,11 +316,6 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                       out / "replays" / f"{match.match_id}.js",
                       out / "logs" / f"{match.match_id}.jsonl.gz"):
             stale.unlink(missing_ok=True)
-    write("index.html", "standings.html", 0, page="standings",
-          chart=season_chart(data.ranked, _season_order(data)),
-          failures=_failures(data))
-    write("head-to-head.html", "head_to_head.html", 0, page="h2h",
-          records=[] if grid else _h2h_records(data))
     # A page of a list is rendered again only when something it shows changed (a season
     # of 80,000 matches has 160 pages of the match list and 200 bots' lists of 800
     # matches; a new result touches a few).
@@ -327,11 +332,61 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                   current=number, per_page=MATCHES_PER_PAGE)
     _remove_pages(out, os.listdir(out), "matches-", {page_file("matches", p.number)
                                                      for p in match_pages})
+    _write_results(data, out, list_keys, previous, state)
+    _write_archive(data.name, out, previous, state, match_state)
+
+    # What shows the ratings.
+    attach_ratings(data, ratings.result())
+    write("index.html", "standings.html", 0, page="standings",
+          chart=season_chart(data.ranked, _season_order(data)),
+          failures=_failures(data))
+    write("head-to-head.html", "head_to_head.html", 0, page="h2h",
+          records=[] if grid else _h2h_records(data))
     processes = _BotPages(data, match_state, season_key, row_keys).render_all(site)
-    _write_downloads(data, out, list_keys, previous, state, match_state)
-    state_path.write_text(_state_json(state, match_state))
+    _write_standings(data, out)
+    _replace(state_path, _state_json(state, match_state).encode())
     return RenderSummary(site.pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)), processes)
+
+
+MATCHES_PER_HELPER = 8
+"""Fewer match pages than this to render are not worth a helper's start."""
+
+
+def _render_matches(site: _Site, data: SeasonData, todo: list[tuple[MatchRow, str]]
+                    ) -> tuple[int, dict[str, tuple[str, list[float | None]]],
+                               dict[str, LogProblem]]:
+    """Render these matches' pages (each with its pages' key) and copy their logs: the
+    pages written, each rendered match's key and seats' median think times, and the
+    problems found in logs that do not read whole."""
+    pages, made, problems = site.pages, {}, {}
+    for match, key in todo:
+        log = Path(str(match.log_path))
+        try:
+            records = _read_whole(log)
+        except LogUnreadable as error:
+            problems[match.match_id] = LogProblem(match.match_id, "damaged", str(error),
+                                                  str(log))
+            continue
+        names = [data.bot(e).name for e in match.seats]
+        try:
+            model = read_model(records, names, bot_stderr(log, names))
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
+            problems[match.match_id] = LogProblem(
+                match.match_id, "damaged", f"the log's lines do not hold what a match log's "
+                f"lines hold ({type(error).__name__}: {error})", str(log))
+            continue
+        # Each seat's median think time, kept for the bots' charts (a reused match's
+        # log is not read again).
+        made[match.match_id] = (key, seat_think_medians(model))
+        write_match_pages(site.write, site.out, model, match.match_id, header=records[0],
+                          standing=_standing(data, match),
+                          summary={"rounds": match.rounds, "decisions": match.decisions,
+                                   "seconds": match.seconds, "chance": match.chance,
+                                   "round_limit_reached": match.round_limit_reached})
+        shutil.copyfile(log, site.out / "logs" / f"{match.match_id}.jsonl.gz")
+    written, site.pages = site.pages - pages, pages  # counted by the caller
+    return written, made, problems
 
 
 @dataclass
@@ -382,23 +437,23 @@ class _BotPages:
         if helpers <= 0:
             self.render(site, bots)
             return 1
-        # Forked helpers inherit everything read so far (no pickling of the season); each
-        # writes its share of the pages and returns what it adds to the state.
+        # Each helper writes its share of the pages and returns what it adds to the state.
         shares = [bots[index::helpers + 1] for index in range(helpers + 1)]
-        global _FORKED
-        _FORKED = (self, site)
-        try:
-            with ProcessPoolExecutor(helpers, mp_context=get_context("fork")) as pool:
-                jobs = [pool.submit(_render_forked, [bot.id for bot in share])
-                        for share in shares[1:]]
-                self.render(site, shares[0])
-                for job in jobs:
-                    pages, state = job.result()
-                    site.pages += pages
-                    site.state.update(state)
-        finally:
-            _FORKED = None
+        with _meanwhile([functools.partial(self._render_share, site, share)
+                         for share in shares[1:]]) as jobs:
+            self.render(site, shares[0])
+            for job in jobs:
+                pages, state = job.result()
+                site.pages += pages
+                site.state.update(state)
         return helpers + 1
+
+    def _render_share(self, site: _Site, bots: list[Bot]) -> tuple[int, dict[str, str]]:
+        """In a helper: render these bots' pages; how many pages it counted and what it
+        adds to the state."""
+        site.pages, site.state = 0, {}
+        self.render(site, bots)
+        return site.pages, site.state
 
     def render(self, site: _Site, bots: list[Bot]) -> None:
         data, common, version, previous, state = (self.data, site.common, site.version,
@@ -461,18 +516,52 @@ class _BotPages:
 BOTS_PER_HELPER = 20
 """Fewer bots than this a process are not worth a process's start."""
 
-_FORKED: tuple[_BotPages, _Site] | None = None
-"""What a forked helper renders from (set just before the helpers are forked)."""
+_WORK: list[Callable[[], Any]] = []
+"""What the helpers ``_meanwhile`` forks will do (set just before they are forked)."""
+
+T = TypeVar("T")
 
 
-def _render_forked(bot_ids: list[int]) -> tuple[int, dict[str, str]]:
-    """In a forked helper: render these bots' pages; return how many pages it counted and
-    what it adds to the state."""
-    assert _FORKED is not None
-    pages, site = _FORKED
-    site.pages, site.state = 0, {}
-    pages.render(site, [pages.data.bots[bot_id] for bot_id in bot_ids])
-    return site.pages, site.state
+@contextlib.contextmanager
+def _meanwhile(works: list[Callable[[], T]]) -> Iterator[list[Future[T]]]:
+    """Do each of ``works`` in a helper process while the caller goes on; the context
+    ends when they all have. The helpers are forked: they start from everything this
+    process has read (nothing is pickled but what they return). On a machine of one core
+    each work is done when its result is asked for."""
+    if _cores() < 2 or not works:
+        yield [_Later(work) for work in works]
+        return
+    global _WORK
+    _WORK = works
+    try:
+        with ProcessPoolExecutor(len(works), mp_context=get_context("fork")) as pool:
+            # A fork-context pool forks all its processes at the first submit.
+            jobs = [pool.submit(_do_work, index) for index in range(len(works))]
+            _WORK = []
+            yield jobs
+    finally:
+        _WORK = []
+
+
+def _do_work(index: int) -> Any:
+    return _WORK[index]()
+
+
+class _Later(Future[T]):
+    """A work done in this process when its result is first asked for."""
+
+    def __init__(self, work: Callable[[], T]) -> None:
+        super().__init__()
+        self._work: Callable[[], T] | None = work
+
+    def result(self, timeout: float | None = None) -> T:
+        if self._work is not None:
+            work, self._work = self._work, None
+            try:
+                self.set_result(work())
+            except BaseException as error:
+                self.set_exception(error)
+        return super().result(timeout)
 
 
 def _cores() -> int:
@@ -586,16 +675,22 @@ def _players(data: SeasonData) -> Any:
 
 def _opponent_options(data: SeasonData) -> Any:
     """``opponent_options(bot)``: the options of a bot's list's opponent filter, every
-    other bot by name (as Jinja's ``sort`` orders them: case ignored), written once
-    rather than by a template loop on each of 200 lists."""
-    bots = sorted(data.ranked + data.unrated, key=lambda b: b.name.lower())
+    other bot by name, written once rather than by a template loop on each of 200
+    lists."""
     options = [(b.id, f'<option value="{escape(b.slug)}">{escape(b.name)}</option>')
-               for b in bots]
+               for b in _bots_by_name(data)]
 
     def opponent_options(bot: Bot) -> Markup:
         return Markup("".join(html for other, html in options if other != bot.id))
 
     return opponent_options
+
+
+def _bots_by_name(data: SeasonData) -> list[Bot]:
+    """The bots a filter offers (the ranked and the unrated) by name, case ignored, then
+    by entrant: an order the ratings do not move (the pages of lists show it and are not
+    rendered again when only the ratings changed)."""
+    return sorted(data.ranked + data.unrated, key=lambda b: (b.name.lower(), b.id))
 
 
 def _result_rows(data: SeasonData, players: Any) -> Any:
@@ -675,7 +770,7 @@ def _list_page_context(data: SeasonData, problems: dict[str, LogProblem], pages:
     bots = sorted((b.id, b.name, b.version, b.slug) for b in [*data.ranked, *data.unrated])
     # Nothing that moves with every result (the live ratings, the calibrated draw
     # probability: the footer gives it on the standings page only), or every page would.
-    return repr((data.name, bots, [b.id for b in data.unrated], data.ratings is None,
+    return repr((data.name, bots, [b.id for b in data.unrated],
                  sorted(data.settings.items()), data.tiebreak, len(data.matches), pages,
                  sorted((p.match_id, p.kind, p.detail) for p in problems.values())))
 
@@ -765,8 +860,13 @@ def _log_key(version: str, stat: os.stat_result) -> str:
 
 
 def _replace(path: Path, content: bytes) -> None:
-    if not path.exists() or path.read_bytes() != content:
-        path.write_bytes(content)
+    """Write ``content`` to ``path`` unless it holds it already, whole or not at all (a
+    render killed midway leaves the last file or the new one, never a part of one)."""
+    if path.is_file() and path.read_bytes() == content:
+        return
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_bytes(content)
+    os.replace(partial, path)
 
 
 def standings_rows(data: SeasonData) -> list[dict[str, Any]]:
@@ -827,15 +927,8 @@ def _csv(rows: list[dict[str, Any]], header: bool = True) -> bytes:
     return buffer.getvalue().encode()
 
 
-def _write_downloads(data: SeasonData, out: Path, list_keys: list[str],
-                     previous: dict[str, str], state: dict[str, str],
-                     match_state: dict[str, MatchRecord]) -> None:
-    """Standings and results as CSV and JSON, and every log in one archive; the same
-    store gives the same bytes (the archive's entries carry no time of their own).
-
-    The results are written a page of the match list at a time, each part keyed by that
-    page's key (``list_keys``): the part of a page that did not change is copied from the
-    file the last render wrote, so a new result costs its page's rows, not the season's."""
+def _write_standings(data: SeasonData, out: Path) -> None:
+    """The standings as CSV and JSON."""
     standings = standings_rows(data)
     _replace(out / "standings.csv", _csv(standings))
     groups = [[b.name for b in group] for group in data.groups]
@@ -843,6 +936,15 @@ def _write_downloads(data: SeasonData, out: Path, list_keys: list[str],
         {"season": data.name, "standings": standings, "cannot_separate": groups,
          "unrated": [b.name for b in data.unrated], "matches": data.counts},
         indent=1) + "\n").encode())
+
+
+def _write_results(data: SeasonData, out: Path, list_keys: list[str],
+                   previous: dict[str, str], state: dict[str, str]) -> None:
+    """The results as CSV and JSON; the same store gives the same bytes.
+
+    They are written a page of the match list at a time, each part keyed by that page's
+    key (``list_keys``): the part of a page that did not change is copied from the file
+    the last render wrote, so a new result costs its page's rows, not the season's."""
     chunks = _chunks(data.matches, MATCHES_PER_PAGE)
     header = _csv(results_rows(data, data.matches[:1]))
     _write_in_parts(out / "results.csv", header[:header.index(b"\n") + 1] if chunks else b"",
@@ -857,7 +959,6 @@ def _write_downloads(data: SeasonData, out: Path, list_keys: list[str],
                     [(key, functools.partial(_results_json, data, chunk))
                      for key, chunk in zip(list_keys, chunks, strict=True)], b",\n",
                     b"\n]}\n", previous, state)
-    _write_archive(data.name, out, previous, state, match_state)
 
 
 def _results_csv(data: SeasonData, matches: list[MatchRow]) -> bytes:

@@ -303,6 +303,32 @@ def test_bot_pages_shared_between_processes_are_the_pages_one_process_writes(
             synthetic.record(5)
 
 
+def test_match_pages_shared_with_a_helper_are_the_pages_one_process_writes(
+        synthetic: Synthetic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pages of the matches to render are shared with a forked helper (every other
+    match): the same files and the same damaged logs, listed in schedule order, as when
+    one process renders them all."""
+    monkeypatch.setattr(render, "MATCHES_PER_HELPER", 2)
+    # Two logs that pass their check (the SHA-256 recorded is theirs) but do not read,
+    # neighbours in schedule order: one in each process's share.
+    played = sorted(m.match_id for m in synthetic.matches[:synthetic.recorded])
+    damaged = played[3:5]
+    for match_id in reversed(damaged):
+        log = synthetic.logs / f"{match_id}.jsonl.gz"
+        log.write_bytes(b"not a gzip file")
+        synthetic.store.db.execute("UPDATE matches SET log_sha256 = ? WHERE match_id = ?",
+                                   (hashlib.sha256(log.read_bytes()).hexdigest(), match_id))
+    shared, alone = tmp_path / "shared", tmp_path / "alone"
+    monkeypatch.setattr(render, "_cores", lambda: 2)
+    found = render_site(synthetic.store_path, shared).log_problems
+    monkeypatch.setattr(render, "_cores", lambda: 1)
+    assert render_site(synthetic.store_path, alone).log_problems == found
+    assert [(p.match_id, p.kind) for p in found] == [(m, "damaged") for m in damaged]
+    assert snapshot(shared) == snapshot(alone)
+    page = (shared / "matches.html").read_text()
+    assert page.index(damaged[0]) < page.index(damaged[1])
+
+
 def test_a_helpers_error_reaches_the_render(synthetic: Synthetic, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(render, "BOTS_PER_HELPER", 3)
