@@ -108,7 +108,16 @@ def test_each_start_has_its_own_unprivileged_uid(folder: Path, tmp_path: Path) -
 
 def test_no_capabilities_no_new_privileges_default_signals(folder: Path, tmp_path: Path
                                                            ) -> None:
-    _, out, _ = run(launcher(folder, tmp_path), ["/bin/cat", "/proc/self/status"])
+    # A referee started by nohup or in a shell's background ignores SIGHUP and SIGQUIT
+    # (and SIGINT): what its launcher inherits, a bot must not.
+    ignored = {kind: signal.signal(kind, signal.SIG_IGN)
+               for kind in (signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1)}
+    try:
+        made = launcher(folder, tmp_path)
+    finally:
+        for kind, before in ignored.items():
+            signal.signal(kind, before)
+    _, out, _ = run(made, ["/bin/cat", "/proc/self/status"])
     status = dict(line.split(":\t", 1) for line in out.splitlines() if ":\t" in line)
     assert status["CapEff"].strip() == status["CapBnd"].strip() == "0000000000000000"
     assert status["NoNewPrivs"].strip() == "1"

@@ -221,12 +221,18 @@ def become(data: bytes, fds: list[int], unshare: "Callable[[int], int]",
            joined: bool = False) -> "NoReturn":
     """In the forked child: set up as the plan says, then execute its command. ``joined``:
     a standby, already in the plan's cgroups."""
+    import contextlib
     import signal
 
     signal.set_wakeup_fd(-1)
-    # Python ignores SIGPIPE and SIGXFSZ, the launcher SIGINT: a bot gets the defaults.
-    for kind in (signal.SIGCHLD, signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):
-        signal.signal(kind, signal.SIG_DFL)
+    # A bot gets the default of every signal, whatever the referee inherited or set:
+    # Python ignores SIGPIPE and SIGXFSZ, the launcher SIGINT, and a referee started by
+    # nohup or in a shell's background ignores SIGHUP, SIGINT and SIGQUIT (an ignored
+    # signal stays ignored across exec).
+    for kind in signal.valid_signals():
+        if kind not in (signal.SIGKILL, signal.SIGSTOP):
+            with contextlib.suppress(OSError, ValueError):  # the C library's own
+                signal.signal(kind, signal.SIG_DFL)
     os.setsid()
     # The received descriptors out of the way first (the launcher's own are few and low),
     # then into place: stdout, stderr, then the plan's files at 3, 4, ...

@@ -29,10 +29,17 @@ SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT)
 
 
 def start(path: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "arena.cli", "season", "run", str(path),
-                             "--key", KEY],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    # As an organiser starts it from a terminal: SIGINT not ignored (a shell ignores it
+    # for the jobs it puts in the background, tests run so among them, and a child
+    # inherits that; a run that ignores SIGINT is not interrupted, by design).
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen([sys.executable, "-m", "arena.cli", "season", "run",
+                                 str(path), "--key", KEY],
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                start_new_session=True)
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def done(folder: Path) -> int:
