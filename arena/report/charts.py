@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -40,7 +41,7 @@ SEASON_CHART_POINTS = 6000
 BOT_CHART_POINTS = 400
 
 
-def thinned(items: list[Any], most: int) -> list[Any]:
+def thinned(items: Sequence[Any], most: int) -> Sequence[Any]:
     """At most ``most`` of ``items``, evenly spaced, the first and last kept."""
     if len(items) <= most:
         return items
@@ -66,11 +67,14 @@ def rating_chart(bot: Bot, y_range: tuple[float, float]) -> Markup:
         return HEIGHT - PAD - (HEIGHT - 2 * PAD) * (value - low) / span
 
     # Before its first match a bot has the prior: mu 25 with sigma 25/3 (not a point).
-    played = [(i, mu, sigma) for i, (_, mu, sigma) in enumerate(history)]
-    points = [(-1, MU, SIGMA), *thinned(played, BOT_CHART_POINTS)]
-    upper = [f"{x(i):.1f},{y(mu + sigma):.1f}" for i, mu, sigma in points]
-    lower = [f"{x(i):.1f},{y(mu - sigma):.1f}" for i, mu, sigma in reversed(points)]
-    line = [f"{x(i):.1f},{y(mu):.1f}" for i, mu, _ in points]
+    # The matches shown are thinned first (a bot of 800 matches: 400 points).
+    points = [(-1, MU, SIGMA)] + [(i, history[i][1], history[i][2])
+                                  for i in thinned(range(count), BOT_CHART_POINTS)]
+    xs = [f"{x(i):.1f}," for i, _, _ in points]  # each point's x is written three times
+    pairs = list(zip(xs, points, strict=True))
+    upper = [f"{at}{y(mu + sigma):.1f}" for at, (_, mu, sigma) in pairs]
+    lower = [f"{at}{y(mu - sigma):.1f}" for at, (_, mu, sigma) in reversed(pairs)]
+    line = [f"{at}{y(mu):.1f}" for at, (_, mu, _) in pairs]
     last_match, last_mu, last_sigma = history[-1]
     svg = (
         f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '

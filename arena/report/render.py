@@ -35,7 +35,6 @@ from typing import Any, BinaryIO, TypeVar
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
-from arena.rating import SeasonRatings
 from arena.report.charts import rating_chart, season_chart
 from arena.report.data import (
     Bot,
@@ -214,15 +213,11 @@ def _read_whole(path: Path) -> list[dict[str, Any]]:
 def render_site(store_path: Path, out: Path) -> RenderSummary:
     """Render the season in ``store_path`` into ``out`` (created if needed)."""
     data = read_season_data(store_path)
-    # The ratings (about a second and a half at 50,000 results) are computed in a helper
-    # process while this one renders what does not show them: the matches, their lists,
-    # the results and the logs' archive.
-    with _meanwhile([functools.partial(rate_season_data, data)]) as (ratings,):
-        summary = _render_site(data, out, ratings)
-    return summary
+    with contextlib.ExitStack() as helpers:
+        return _render_site(data, out, helpers)
 
 
-def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
+def _render_site(data: SeasonData, out: Path, helpers: contextlib.ExitStack
                  ) -> RenderSummary:
     env = _environment()
     out.mkdir(parents=True, exist_ok=True)
@@ -290,11 +285,15 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
             site.pages += 2
             continue
         todo.append((match, key))
-    # A round of new results is tens of pages of about 20 ms: shared with a helper.
-    shares = [todo[::2], todo[1::2]] if len(todo) >= MATCHES_PER_HELPER else [todo]
-    with _meanwhile([functools.partial(_render_matches, site, data, share)
-                     for share in shares[1:]]) as jobs:
-        done = [_render_matches(site, data, shares[0]), *(job.result() for job in jobs)]
+    # A helper process takes the new matches' pages (about 20 ms each) from the back of
+    # the list while this one takes them from the front; then it computes the ratings
+    # (about 1.5 s at 50,000 results) while this one writes what does not show them: the
+    # lists of matches, the results and the logs' archive.
+    ends = _Ends(len(todo))
+    theirs, ratings = helpers.enter_context(_meanwhile(
+        [functools.partial(_render_matches, site, data, todo, ends, True),
+         functools.partial(rate_season_data, data)], processes=1))
+    done = [_render_matches(site, data, todo, ends, False), theirs.result()]
     for pages, made, found in done:
         site.pages += pages
         rendered += len(made)
@@ -322,45 +321,66 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
     season_key = _list_page_context(data, problems, len(match_pages))
     row_keys = _match_row_keys(data.matches, problems, listed_on)
 
-    list_keys = []
-    for number, chunk in enumerate(_chunks(data.matches, MATCHES_PER_PAGE), start=1):
-        name = page_file("matches", number)
-        list_keys.append(_list_key(version, season_key, number,
-                                   (row_keys[m.match_id] for m in chunk)))
-        if not site.reuse(name, list_keys[-1]):
-            write(name, "matches.html", 0, page="matches", matches=chunk, pages=match_pages,
-                  current=number, per_page=MATCHES_PER_PAGE)
-    _remove_pages(out, os.listdir(out), "matches-", {page_file("matches", p.number)
-                                                     for p in match_pages})
-    _write_results(data, out, list_keys, previous, state)
-    _write_archive(data.name, out, previous, state, match_state)
-
-    # What shows the ratings.
-    attach_ratings(data, ratings.result())
-    write("index.html", "standings.html", 0, page="standings",
-          chart=season_chart(data.ranked, _season_order(data)),
-          failures=_failures(data))
-    write("head-to-head.html", "head_to_head.html", 0, page="h2h",
-          records=[] if grid else _h2h_records(data))
-    processes = _BotPages(data, match_state, season_key, row_keys).render_all(site)
-    _write_standings(data, out)
+    chunks = _chunks(data.matches, MATCHES_PER_PAGE)
+    list_keys = [_list_key(version, season_key, number, (row_keys[m.match_id] for m in chunk))
+                 for number, chunk in enumerate(chunks, start=1)]
+    # The downloads of results and logs (about a second at 50,000 results, none of it
+    # showing the ratings) are written by a helper while this process writes the pages.
+    with _meanwhile([functools.partial(_write_downloads, data, out, list_keys, previous,
+                                       match_state)]) as (downloads,):
+        for number, (chunk, key) in enumerate(zip(chunks, list_keys, strict=True), start=1):
+            name = page_file("matches", number)
+            if not site.reuse(name, key):
+                write(name, "matches.html", 0, page="matches", matches=chunk,
+                      pages=match_pages, current=number, per_page=MATCHES_PER_PAGE)
+        _remove_pages(out, os.listdir(out), "matches-", {page_file("matches", p.number)
+                                                         for p in match_pages})
+        # What shows the ratings.
+        attach_ratings(data, ratings.result())
+        write("index.html", "standings.html", 0, page="standings",
+              chart=season_chart(data.ranked, _season_order(data)),
+              failures=_failures(data))
+        write("head-to-head.html", "head_to_head.html", 0, page="h2h",
+              records=[] if grid else _h2h_records(data))
+        processes = _BotPages(data, match_state, season_key, row_keys).render_all(site)
+        _write_standings(data, out)
+        state.update(downloads.result())
     _replace(state_path, _state_json(state, match_state).encode())
     return RenderSummary(site.pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)), processes)
 
 
-MATCHES_PER_HELPER = 8
-"""Fewer match pages than this to render are not worth a helper's start."""
+class _Ends:
+    """The two ends of a list of work two processes share (forked after it is made): one
+    takes from the front, the other from the back, until they meet; each item is taken
+    once, by whichever process is free first."""
+
+    def __init__(self, count: int) -> None:
+        self._ends: Any = get_context("fork").Array("q", [0, count])
+
+    def take(self, back: bool) -> int | None:
+        with self._ends.get_lock():
+            front, end = self._ends[0], self._ends[1]
+            if front >= end:
+                return None
+            if back:
+                self._ends[1] = end - 1
+                return int(end - 1)
+            self._ends[0] = front + 1
+            return int(front)
 
 
-def _render_matches(site: _Site, data: SeasonData, todo: list[tuple[MatchRow, str]]
+def _render_matches(site: _Site, data: SeasonData, todo: list[tuple[MatchRow, str]],
+                    ends: _Ends, back: bool
                     ) -> tuple[int, dict[str, tuple[str, list[float | None]]],
                                dict[str, LogProblem]]:
-    """Render these matches' pages (each with its pages' key) and copy their logs: the
-    pages written, each rendered match's key and seats' median think times, and the
-    problems found in logs that do not read whole."""
+    """Render the pages of the matches this process takes from ``todo`` (each with its
+    pages' key; from its ``back`` or its front) and copy their logs: the pages written,
+    each rendered match's key and seats' median think times, and the problems found in
+    logs that do not read whole."""
     pages, made, problems = site.pages, {}, {}
-    for match, key in todo:
+    while (index := ends.take(back)) is not None:
+        match, key = todo[index]
         log = Path(str(match.log_path))
         try:
             records = _read_whole(log)
@@ -480,12 +500,19 @@ class _BotPages:
                                           bool(common["facts"]["duplicate_deals"]), h2h_heads),
                        pages=bot_pages)
             bot_key = repr((bot.id, bot.label, bot.slug, len(ids), bot_pages))
+            row_context = f"{self.season_key}{bot.id}"
             for number, chunk in enumerate(
                     _chunks(bot.results, BOT_MATCHES_PER_PAGE) or [[]], start=1):
                 name = f"bots/{bot_matches_file(bot.slug, number)}"
                 parts = f"parts/{Path(name).name}"
+                # Each part of rows keyed by its rows, the page by its parts' keys (every
+                # row hashed once).
+                chunked = _chunks(chunk, ROWS_PER_PART)
+                part_keys = [_list_key(version, row_context, part,
+                                       (self.row_keys[r.match_id] for r in results))
+                             for part, results in enumerate(chunked)]
                 if site.reuse(name, _list_key(version, self.season_key + bot_key, number,
-                                              (self.row_keys[r.match_id] for r in chunk))):
+                                              (key.encode() for key in part_keys))):
                     if parts in previous:  # where its rows are, for the next time it changes
                         state[parts] = previous[parts]
                     continue
@@ -500,13 +527,10 @@ class _BotPages:
                                results=chunk, pages=bot_pages, current=number)
                     continue
                 head, _, tail = html.partition(_ROWS_HERE)
-                row_context = f"{self.season_key}{bot.id}"
                 _write_in_parts(
                     site.out / name, head.encode(),
-                    [(_list_key(version, row_context, part,
-                                (self.row_keys[r.match_id] for r in results)),
-                      functools.partial(_rows_html, common["result_rows"], results))
-                     for part, results in enumerate(_chunks(chunk, ROWS_PER_PART))],
+                    [(key, functools.partial(_rows_html, common["result_rows"], results))
+                     for key, results in zip(part_keys, chunked, strict=True)],
                     b"\n", tail.encode(), previous, state)
                 site.pages += 1
             _remove_pages(site.out / "bots", listed, f"{bot.slug}.matches",
@@ -523,18 +547,21 @@ T = TypeVar("T")
 
 
 @contextlib.contextmanager
-def _meanwhile(works: list[Callable[[], T]]) -> Iterator[list[Future[T]]]:
-    """Do each of ``works`` in a helper process while the caller goes on; the context
-    ends when they all have. The helpers are forked: they start from everything this
-    process has read (nothing is pickled but what they return). On a machine of one core
-    each work is done when its result is asked for."""
+def _meanwhile(works: list[Callable[[], Any]], processes: int | None = None
+               ) -> Iterator[list[Future[Any]]]:
+    """Do ``works`` in helper processes (one each, or ``processes`` taking them in order)
+    while the caller goes on; the context ends when they all are done. The helpers are
+    forked: they start from everything this process has read (nothing is pickled but
+    what they return). On a machine of one core each work is done when its result is
+    asked for."""
     if _cores() < 2 or not works:
         yield [_Later(work) for work in works]
         return
     global _WORK
     _WORK = works
     try:
-        with ProcessPoolExecutor(len(works), mp_context=get_context("fork")) as pool:
+        with ProcessPoolExecutor(processes or len(works),
+                                 mp_context=get_context("fork")) as pool:
             # A fork-context pool forks all its processes at the first submit.
             jobs = [pool.submit(_do_work, index) for index in range(len(works))]
             _WORK = []
@@ -925,6 +952,16 @@ def _csv(rows: list[dict[str, Any]], header: bool = True) -> bytes:
             writer.writeheader()
         writer.writerows(rows)
     return buffer.getvalue().encode()
+
+
+def _write_downloads(data: SeasonData, out: Path, list_keys: list[str],
+                     previous: dict[str, str], match_state: dict[str, MatchRecord]
+                     ) -> dict[str, str]:
+    """The results downloads and the logs' archive; what they add to the state."""
+    state: dict[str, str] = {}
+    _write_results(data, out, list_keys, previous, state)
+    _write_archive(data.name, out, previous, state, match_state)
+    return state
 
 
 def _write_standings(data: SeasonData, out: Path) -> None:

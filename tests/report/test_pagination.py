@@ -28,7 +28,7 @@ from arena.league.schedule import ScheduledMatch
 from arena.league.season import load_season
 from arena.league.store import MatchRecord, SeasonStore, SeatResult, StoredResult
 from arena.report import render
-from arena.report.render import render_site
+from arena.report.render import page_file, render_site
 
 BOTS = 14
 PER_PAGE = 40
@@ -204,6 +204,7 @@ def test_no_page_is_over_the_cap(synthetic: Synthetic, tmp_path: Path) -> None:
 
 def test_an_incremental_render_shows_every_change(synthetic: Synthetic, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(render, "_cores", lambda: 1)  # what is done counted in one process
     site = tmp_path / "site"
     render_site(synthetic.store_path, site)
     before = {p.name: p.read_bytes() for p in site.glob("matches*.html")}
@@ -305,15 +306,15 @@ def test_bot_pages_shared_between_processes_are_the_pages_one_process_writes(
 
 def test_match_pages_shared_with_a_helper_are_the_pages_one_process_writes(
         synthetic: Synthetic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pages of the matches to render are shared with a forked helper (every other
-    match): the same files and the same damaged logs, listed in schedule order, as when
-    one process renders them all."""
-    monkeypatch.setattr(render, "MATCHES_PER_HELPER", 2)
+    """The pages of the matches to render are shared with a forked helper (this process
+    takes them from the front of the list, the helper from the back): the same files and
+    the same damaged logs, listed in schedule order, as when one process renders them
+    all."""
     # Two logs that pass their check (the SHA-256 recorded is theirs) but do not read,
-    # neighbours in schedule order: one in each process's share.
+    # the last two in schedule order: the helper's first two, found in reverse order.
     played = sorted(m.match_id for m in synthetic.matches[:synthetic.recorded])
-    damaged = played[3:5]
-    for match_id in reversed(damaged):
+    damaged = played[-2:]
+    for match_id in damaged:
         log = synthetic.logs / f"{match_id}.jsonl.gz"
         log.write_bytes(b"not a gzip file")
         synthetic.store.db.execute("UPDATE matches SET log_sha256 = ? WHERE match_id = ?",
@@ -325,8 +326,17 @@ def test_match_pages_shared_with_a_helper_are_the_pages_one_process_writes(
     assert render_site(synthetic.store_path, alone).log_problems == found
     assert [(p.match_id, p.kind) for p in found] == [(m, "damaged") for m in damaged]
     assert snapshot(shared) == snapshot(alone)
-    page = (shared / "matches.html").read_text()
+    page = (shared / page_file("matches", len(played) // PER_PAGE + 1)).read_text()
     assert page.index(damaged[0]) < page.index(damaged[1])
+
+
+def test_two_processes_take_each_item_once() -> None:
+    """The list of matches to render shared from its two ends: every item taken once."""
+    ends = render._Ends(7)
+    taken = [ends.take(back) for back in (False, True, True, False, True, False, True)]
+    assert taken == [0, 6, 5, 1, 4, 2, 3]
+    assert ends.take(False) is None and ends.take(True) is None
+    assert render._Ends(0).take(True) is None
 
 
 def test_a_helpers_error_reaches_the_render(synthetic: Synthetic, tmp_path: Path,
