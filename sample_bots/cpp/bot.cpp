@@ -114,10 +114,14 @@ int Mod(int a, int n) { return ((a % n) + n) % n; }
 
 class Strategist {
  public:
-  explicit Strategist(uint64_t seed) : rng_(seed) {}
+  explicit Strategist(uint64_t seed) : seed_(seed) {}
 
   // An index into request.legal_actions().
   int Decide(const v1::DecisionRequest& request) {
+    // Each decision's tie-breaks come from the match seed and the request's id, not from
+    // a generator running over the match: an answer depends on its request alone, so
+    // `arena refeed` reproduces any decision, not only the first.
+    rng_.seed(seed_ ^ (request.request_id() * 0x9E3779B97F4A7C15ULL));
     const auto& legal = request.legal_actions();
     const auto& obs = request.observation();
     auto find_kind = [&](v1::ActionKind kind) {
@@ -251,7 +255,8 @@ class Strategist {
       }
     }
     if (!best.empty()) {
-      // Exact ties are broken with the seeded generator: reproducible from match_start.seed.
+      // Exact ties are broken with the seeded generator: reproducible from match_start.seed
+      // and the request.
       std::uniform_int_distribution<std::size_t> pick(0, best.size() - 1);
       return best[pick(rng_)];
     }
@@ -261,6 +266,7 @@ class Strategist {
     return draw >= 0 ? draw : 0;
   }
 
+  uint64_t seed_;
   std::mt19937_64 rng_;
 };
 

@@ -37,8 +37,13 @@ const VARIANTS = [
 ];
 
 // ---------------------------------------------------------------------------------------
-// Randomness: seeded from match_start.seed, so the bot is reproducible. (The strategy only
-// uses it to break exact ties.)
+// Randomness: seeded from match_start.seed and each request's id, so the bot is
+// reproducible, and each answer depends on its request alone (`arena refeed` reproduces
+// any decision, not only the first). The strategy only uses it to break exact ties.
+
+function decisionSeed(seed, requestId) {
+  return BigInt.asUintN(64, BigInt(seed || 0) ^ (BigInt(requestId || 0) * 0x9e3779b97f4a7c15n));
+}
 
 function makeRng(seed) {
   // mulberry32 over the 64-bit seed folded to 32 bits.
@@ -249,18 +254,18 @@ function main() {
   const RefereeService = loadService();
   const client = new RefereeService(address, grpc.credentials.createInsecure());
   const call = client.Play();
-  let rng = makeRng(0);
+  let seed = '0';
   let finished = false;
 
   call.on('data', (response) => {
     switch (response.message) {
       case 'matchStart':
-        rng = makeRng(response.matchStart.seed);
+        seed = response.matchStart.seed;
         console.error(`match ${response.matchStart.matchId}: seat ${response.matchStart.seat}`);
         break;
       case 'decisionRequest': {
         const request = response.decisionRequest;
-        const index = decide(request, rng);
+        const index = decide(request, makeRng(decisionSeed(seed, request.requestId)));
         call.write({ decision: { requestId: request.requestId, actionIndex: index } });
         break;
       }
@@ -295,7 +300,7 @@ function main() {
   });
 }
 
-module.exports = { decide, makeRng, mostHeldColour, points, VARIANTS };
+module.exports = { decide, decisionSeed, makeRng, mostHeldColour, points, VARIANTS };
 
 if (require.main === module) {
   main();

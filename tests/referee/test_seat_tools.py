@@ -170,7 +170,7 @@ def play_log(bot: str, folder: Path, *extra: str) -> Path:
 # the first decisions are checked. The random bot draws every answer from its generator:
 # only its first decision (a fresh generator, as in the match) is reproducible.
 REFEEDS = {"python/greedy": (1, 2, 3, -1), "python/strategist": (1, 2, 3, -1),
-           "bash": (1, 2, -1), "javascript": (1, 2), "cpp": (1, 2),
+           "bash": (1, 2, -1), "javascript": (1, 2, 3, -1), "cpp": (1, 2, 3, -1),
            "python/random": (1,)}
 
 
