@@ -144,8 +144,8 @@ class SeasonData:
     revealed_key: str | None = None
     """The season key itself, once the organiser has revealed it (`arena season reveal`)."""
 
-    by_id: dict[str, MatchRow] = field(default_factory=dict)
     positions: dict[str, int] = field(default_factory=dict)
+    """Each match's index in ``matches`` (made when first needed)."""
 
     @property
     def board(self) -> Leaderboard:
@@ -158,16 +158,15 @@ class SeasonData:
         return self.bots[entrant_id]
 
     def index_of(self, match_id: str) -> int:
-        """The match's place in ``matches`` (schedule order)."""
+        """The match's place in ``matches`` (schedule order; a bot page lists hundreds:
+        no scan per row)."""
         if len(self.positions) != len(self.matches):
             self.positions = {m.match_id: i for i, m in enumerate(self.matches)}
         return self.positions[match_id]
 
     def match(self, match_id: str) -> MatchRow:
-        """The match called ``match_id`` (a bot page lists hundreds: no scan per row)."""
-        if len(self.by_id) != len(self.matches):
-            self.by_id = {m.match_id: m for m in self.matches}
-        return self.by_id[match_id]
+        """The match called ``match_id``."""
+        return self.matches[self.index_of(match_id)]
 
 
 def _slug(name: str, version: str, taken: set[str]) -> str:
