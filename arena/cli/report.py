@@ -37,6 +37,8 @@ def _report(args: argparse.Namespace) -> int:
         except (StoreError, SeasonError) as error:
             return reader_errors(season, error, "arena report")
         store_path, out = season.store_path, Path(args.out) if args.out else season.report
+    from concurrent.futures.process import BrokenProcessPool
+
     from arena.report.render import render_site  # after the checks: it loads the ratings' numpy
 
     started = time.perf_counter()
@@ -44,6 +46,11 @@ def _report(args: argparse.Namespace) -> int:
         summary = render_site(store_path, out)
     except StoreError as error:
         print(f"arena report: {error}", file=sys.stderr)
+        return 1
+    except BrokenProcessPool:
+        print("arena report: a helper process of the render died (killed, or out of "
+              "memory); nothing written is lost (each file is replaced whole): run "
+              "`arena report` again", file=sys.stderr)
         return 1
     except OSError as error:
         print(f"arena report: {error.filename or out}: cannot write the site "

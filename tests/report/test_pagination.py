@@ -403,3 +403,42 @@ def test_pages_split_for_any_season_length(synthetic: Synthetic, tmp_path: Path)
         assert len(pages) == -(-len(synthetic.matches) // size)
         assert [m for p in pages for m in rows_of(p)] == [
             m.match_id for m in synthetic.matches]
+
+
+def test_a_helper_killed_mid_render_loses_nothing(synthetic: Synthetic, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A helper that dies (killed, out of memory) ends the report with a clear error; the
+    next report gives the site a render from scratch gives."""
+    from arena.cli import main
+
+    site = tmp_path / "site"
+    render_site(synthetic.store_path, site)
+    synthetic.record(5)
+    monkeypatch.setattr(render, "_cores", lambda: 2)
+    monkeypatch.setattr(render, "rate_season_data", lambda data: os._exit(9))
+    assert main(["report", str(tmp_path / "season.toml"), "--out", str(site)]) == 1
+    assert "a helper process of the render died" in capsys.readouterr().err
+    monkeypatch.undo()
+    render_site(synthetic.store_path, site)
+    render_site(synthetic.store_path, tmp_path / "fresh")
+    assert snapshot(site) == snapshot(tmp_path / "fresh")
+
+
+def test_a_file_is_replaced_whole_or_not_at_all(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A render stopped while it replaces a file (the state, a download) leaves the last
+    file, not a part of the new one."""
+    target = tmp_path / "standings.csv"
+    target.write_bytes(b"the last render's\n")
+
+    def stopped(source: object, destination: object) -> None:
+        raise OSError("stopped")
+
+    monkeypatch.setattr(os, "replace", stopped)
+    with pytest.raises(OSError):
+        render._replace(target, b"the new one, much longer than the last\n" * 1000)
+    assert target.read_bytes() == b"the last render's\n"
+    monkeypatch.undo()
+    render._replace(target, b"the new one\n")
+    assert target.read_bytes() == b"the new one\n"
