@@ -8,7 +8,7 @@ import itertools
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -187,17 +187,30 @@ def load_season_data(store_path: Path) -> SeasonData:
     return data
 
 
-def read_season_data(store_path: Path) -> SeasonData:
-    """``load_season_data`` but the ratings (the slowest part: ``rate_season_data``, which
-    the report computes in a helper process meanwhile, then ``attach_ratings``)."""
+OnOutcomes = Callable[[list[Outcome], list[int]], None]
+"""Called with a season's outcomes and entrant ids as soon as they are read."""
+
+
+def read_season_data(store_path: Path, on_outcomes: OnOutcomes | None = None
+                     ) -> SeasonData:
+    """``load_season_data`` but the ratings (the slowest part, ``rate_outcomes``, which
+    the report computes in a helper process meanwhile, then ``attach_ratings``).
+    ``on_outcomes(outcomes, entrant_ids)`` is called as soon as the store is read, before
+    the rest is made from it: what the ratings need is known then (the report hands it to
+    a helper at once)."""
     with _kept_for_good():
-        return _season_data(store_path)
+        return _season_data(store_path, on_outcomes)
 
 
 def rate_season_data(data: SeasonData) -> SeasonRatings:
     """The season's ratings (a pure function of ``data.outcomes`` and its entrants)."""
+    return rate_outcomes(data.outcomes, list(data.bots))
+
+
+def rate_outcomes(outcomes: list[Outcome], entrant_ids: list[int]) -> SeasonRatings:
+    """The ratings of these outcomes among these entrants."""
     with _kept_for_good():
-        return rate(data.outcomes, list(data.bots))
+        return rate(outcomes, entrant_ids)
 
 
 def attach_ratings(data: SeasonData, ratings: SeasonRatings) -> None:
@@ -235,7 +248,7 @@ def _kept_for_good() -> Iterator[None]:
         gc.enable()
 
 
-def _season_data(store_path: Path) -> SeasonData:
+def _season_data(store_path: Path, on_outcomes: OnOutcomes | None) -> SeasonData:
     store = SeasonStore(store_path, read_only=True)
     try:
         name = store.meta("name") or store_path.parent.name
@@ -255,6 +268,10 @@ def _season_data(store_path: Path) -> SeasonData:
         revealed = store.meta("season_key") if store.meta("key_revealed_at") else None
     finally:
         store.close()
+    # Rated from the rows just read (what ``season_ratings`` reads again from the store).
+    outcomes = outcomes_of(results, {row.match_id: row.chance for row in rows})
+    if on_outcomes is not None:
+        on_outcomes(outcomes, list(bots))
     for result in results:
         bot = bots[result.entrant_id]
         bot.results.append(result)
@@ -285,8 +302,6 @@ def _season_data(store_path: Path) -> SeasonData:
             stored.seconds, stored.decisions, stored.rounds, bool(stored.round_limit_reached),
             stored.log_path, stored.error, stored.finished_at, stored.log_sha256, stored.round))
     _duplicate_deals(matches, head_to_head)
-    # Rated from the rows just read (what ``season_ratings`` reads again from the store).
-    outcomes = outcomes_of(results, {row.match_id: row.chance for row in rows})
     return SeasonData(name, settings, bots, ranked, matches, dict(head_to_head), counts,
                       store_path, outcomes=outcomes, unrated=unrated, tiebreak=tiebreak,
                       key_commitment=commitment, revealed_key=revealed)

@@ -23,7 +23,7 @@ import os
 import shutil
 import tarfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,13 +35,15 @@ from typing import Any, BinaryIO, TypeVar
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
+from arena.rating import SeasonRatings
+from arena.rating.outcome import Outcome
 from arena.report.charts import rating_chart, season_chart
 from arena.report.data import (
     Bot,
     MatchRow,
     SeasonData,
     attach_ratings,
-    rate_season_data,
+    rate_outcomes,
     read_match_log,
     read_season_data,
 )
@@ -212,12 +214,21 @@ def _read_whole(path: Path) -> list[dict[str, Any]]:
 
 def render_site(store_path: Path, out: Path) -> RenderSummary:
     """Render the season in ``store_path`` into ``out`` (created if needed)."""
-    data = read_season_data(store_path)
     with contextlib.ExitStack() as helpers:
-        return _render_site(data, out, helpers)
+        rating: list[Future[SeasonRatings]] = []
+
+        def rate_meanwhile(outcomes: list[Outcome], entrant_ids: list[int]) -> None:
+            # The ratings (about 1.5 s at 50,000 results) are computed by a helper from the
+            # moment the store is read, while this process makes the rest of the data and
+            # the pages that do not show them.
+            rating.extend(helpers.enter_context(_meanwhile(
+                [functools.partial(rate_outcomes, outcomes, entrant_ids)])))
+
+        data = read_season_data(store_path, rate_meanwhile)
+        return _render_site(data, out, rating[0])
 
 
-def _render_site(data: SeasonData, out: Path, helpers: contextlib.ExitStack
+def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
                  ) -> RenderSummary:
     env = _environment()
     out.mkdir(parents=True, exist_ok=True)
@@ -286,14 +297,11 @@ def _render_site(data: SeasonData, out: Path, helpers: contextlib.ExitStack
             continue
         todo.append((match, key))
     # A helper process takes the new matches' pages (about 20 ms each) from the back of
-    # the list while this one takes them from the front; then it computes the ratings
-    # (about 1.5 s at 50,000 results) while this one writes what does not show them: the
-    # lists of matches, the results and the logs' archive.
+    # the list while this one takes them from the front.
     ends = _Ends(len(todo))
-    theirs, ratings = helpers.enter_context(_meanwhile(
-        [functools.partial(_render_matches, site, data, todo, ends, True),
-         functools.partial(rate_season_data, data)], processes=1))
-    done = [_render_matches(site, data, todo, ends, False), theirs.result()]
+    theirs = [functools.partial(_render_matches, site, data, todo, ends, True)] * (len(todo) > 1)
+    with _meanwhile(theirs) as jobs:
+        done = [_render_matches(site, data, todo, ends, False), *(j.result() for j in jobs)]
     for pages, made, found in done:
         site.pages += pages
         rendered += len(made)
@@ -547,7 +555,7 @@ T = TypeVar("T")
 
 
 @contextlib.contextmanager
-def _meanwhile(works: list[Callable[[], Any]], processes: int | None = None
+def _meanwhile(works: Sequence[Callable[[], Any]], processes: int | None = None
                ) -> Iterator[list[Future[Any]]]:
     """Do ``works`` in helper processes (one each, or ``processes`` taking them in order)
     while the caller goes on; the context ends when they all are done. The helpers are
@@ -558,7 +566,7 @@ def _meanwhile(works: list[Callable[[], Any]], processes: int | None = None
         yield [_Later(work) for work in works]
         return
     global _WORK
-    _WORK = works
+    _WORK = list(works)
     try:
         with ProcessPoolExecutor(processes or len(works),
                                  mp_context=get_context("fork")) as pool:

@@ -416,7 +416,7 @@ def test_a_helper_killed_mid_render_loses_nothing(synthetic: Synthetic, tmp_path
     render_site(synthetic.store_path, site)
     synthetic.record(5)
     monkeypatch.setattr(render, "_cores", lambda: 2)
-    monkeypatch.setattr(render, "rate_season_data", lambda data: os._exit(9))
+    monkeypatch.setattr(render, "rate_outcomes", lambda *_: os._exit(9))
     assert main(["report", str(tmp_path / "season.toml"), "--out", str(site)]) == 1
     assert "a helper process of the render died" in capsys.readouterr().err
     monkeypatch.undo()
