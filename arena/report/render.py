@@ -121,7 +121,10 @@ def card_html(card: int) -> Markup:
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("arena.report", "templates"),
                       autoescape=select_autoescape(), undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+                      trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                      # The templates do not change during a render: not a stat of the
+                      # template's file each time a page asks for it (1,500 pages a report).
+                      auto_reload=False)
     env.filters["card"] = card_html
     env.filters["pct"] = lambda x: "" if x is None else f"{x:.0%}"
     env.filters["num"] = lambda x, d=2: "" if x is None else f"{x:.{d}f}"
@@ -281,7 +284,11 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
     site = _Site(env, out, common, version, previous, state)
     write = site.write
 
-    shown = set(os.listdir(out / "matches"))
+    # A match's files, each listed once: a page is reused only while all are there (a
+    # site damaged by hand is mended by the next render).
+    shown = {f"matches/{name}" for name in os.listdir(out / "matches")}
+    shown.update(f"replays/{name}" for name in os.listdir(out / "replays"))
+    shown.update(f"logs/{name}" for name in os.listdir(out / "logs"))
     # Match pages first: a log that passed its check but does not read whole (recorded so
     # by an older version) is found here, and the pages listing problems come after.
     todo = []
@@ -290,7 +297,7 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
             continue
         key = _log_key(version, stats[match.match_id] or Path(str(match.log_path)).stat())
         record, before = match_state[match.match_id], known.get(match.match_id)
-        if before is not None and before[0] == key and f"{match.match_id}.html" in shown:
+        if before is not None and before[0] == key and _all_there(shown, match.match_id):
             record[0], record[2] = key, before[2]
             reused += 1
             site.pages += 2
@@ -334,8 +341,12 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
                  for number, chunk in enumerate(chunks, start=1)]
     # The downloads of results and logs (about a second at 50,000 results, none of it
     # showing the ratings) are written by a helper while this process writes the pages.
+    # A current copy of a log has its source's size (it was copied from the file stated).
+    copied = {f"{m.match_id}.jsonl.gz": stat.st_size for m in played
+              if (stat := stats[m.match_id]) is not None and match_state[m.match_id][0]
+              and m.match_id not in problems}
     with _meanwhile([functools.partial(_write_downloads, data, out, list_keys, previous,
-                                       match_state)]) as (downloads,):
+                                       match_state, copied)]) as (downloads,):
         for number, (chunk, key) in enumerate(zip(chunks, list_keys, strict=True), start=1):
             name = page_file("matches", number)
             if not site.reuse(name, key):
@@ -356,6 +367,13 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
     _replace(state_path, _state_json(state, match_state).encode())
     return RenderSummary(site.pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)), processes)
+
+
+def _all_there(listed: set[str], match_id: str) -> bool:
+    """Whether the played match's files are all in the site: its page, its replay and the
+    replay's data, its log."""
+    return (f"matches/{match_id}.html" in listed and f"replays/{match_id}.html" in listed
+            and f"replays/{match_id}.js" in listed and f"logs/{match_id}.jsonl.gz" in listed)
 
 
 class _Ends:
@@ -963,12 +981,12 @@ def _csv(rows: list[dict[str, Any]], header: bool = True) -> bytes:
 
 
 def _write_downloads(data: SeasonData, out: Path, list_keys: list[str],
-                     previous: dict[str, str], match_state: dict[str, MatchRecord]
-                     ) -> dict[str, str]:
+                     previous: dict[str, str], match_state: dict[str, MatchRecord],
+                     copied: dict[str, int]) -> dict[str, str]:
     """The results downloads and the logs' archive; what they add to the state."""
     state: dict[str, str] = {}
     _write_results(data, out, list_keys, previous, state)
-    _write_archive(data.name, out, previous, state, match_state)
+    _write_archive(data.name, out, previous, state, match_state, copied)
     return state
 
 
@@ -1049,15 +1067,19 @@ def _listing_digest(entries: list[tuple[str, int, str]]) -> str:
 
 
 def _write_archive(name: str, out: Path, previous: dict[str, str],
-                   state: dict[str, str], match_state: dict[str, MatchRecord]) -> None:
+                   state: dict[str, str], match_state: dict[str, MatchRecord],
+                   copied: dict[str, int] | None = None) -> None:
     """Every log in ``logs.tar``, in name order. When the logs it already holds are still
     the first ones, unchanged (the usual case: new matches come later in the schedule),
     the new ones are written over its end, with the same bytes a whole rebuild would
-    give, rather than every log of the season read and written again."""
+    give, rather than every log of the season read and written again. ``copied``: the
+    sizes of the logs this render knows were copied whole (their sources' sizes); any
+    other file of the folder is looked at."""
     folder = out / "logs"
-    with os.scandir(folder) as found:
-        sizes = {e.name: e.stat().st_size for e in found if e.name.endswith(".jsonl.gz")}
-    names = sorted(sizes)
+    copied = copied or {}
+    names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl.gz"))
+    sizes = {log: copied[log] if log in copied else (folder / log).stat().st_size
+             for log in names}
     # A copy is known by its match's page key (its source log's size and time): the same
     # in any output folder, so the state file stays a function of the season.
     entries = [(log, sizes[log], (match_state.get(log.removesuffix(".jsonl.gz")) or [""])[0] or "")

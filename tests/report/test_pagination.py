@@ -285,6 +285,26 @@ def test_an_incremental_render_is_a_full_render(synthetic: Synthetic, tmp_path: 
         assert snapshot(site) == snapshot(fresh)
 
 
+
+def test_a_match_file_removed_by_hand_is_written_again(synthetic: Synthetic,
+                                                       tmp_path: Path) -> None:
+    """A match whose page is reused has all its files: its page, replay, replay data and
+    log copy, one of each removed from the site, come back at the next report, and the
+    archive holds every log again (it is made from the logs folder)."""
+    site = tmp_path / "site"
+    render_site(synthetic.store_path, site)
+    played = sorted(p.name.removesuffix(".html") for p in (site / "matches").glob("*.html"))
+    assert len(played) >= 4
+    removed = [site / "matches" / f"{played[0]}.html", site / "replays" / f"{played[1]}.html",
+               site / "replays" / f"{played[2]}.js", site / "logs" / f"{played[3]}.jsonl.gz"]
+    for path in removed:
+        path.unlink()
+    summary = render_site(synthetic.store_path, site)
+    assert summary.match_pages_rendered == 4
+    assert all(path.is_file() for path in removed)
+    render_site(synthetic.store_path, tmp_path / "fresh")
+    assert snapshot(site) == snapshot(tmp_path / "fresh")
+
 def test_bot_pages_shared_between_processes_are_the_pages_one_process_writes(
         synthetic: Synthetic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a machine of several cores the bots' pages are shared with forked helpers: the
