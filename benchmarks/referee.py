@@ -156,17 +156,28 @@ async def ping_pong_cpu(requests: list[pb.PlayResponse], clients: int = 1,
 
 class _PlayCPU:
     """The CPU seconds of the referee's event-loop thread from its first decision to the
-    match's end (start-up and hand-shakes excluded), read by wrapping the match loop."""
+    match's end (start-up and hand-shakes excluded), and the seconds spent between an
+    answer's arrival and the next request's sending (``_MatchLoop._advance``: the rules,
+    the request's bytes, the bookkeeping; what a bot waits for), read by wrapping the
+    match loop."""
 
     def __init__(self) -> None:
         self.started: float | None = None
         self.seconds = 0.0
+        self.advancing = 0.0
 
     def __enter__(self) -> _PlayCPU:
         loop_class = referee_module._MatchLoop
-        self.saved = loop_class.drive_soon, loop_class._finish
-        drive_soon, finish = self.saved
+        self.saved = loop_class.drive_soon, loop_class._finish, loop_class._advance
+        drive_soon, finish, advance = self.saved
         marks = self
+
+        def timed_advance(loop: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return advance(loop)
+            finally:
+                marks.advancing += time.perf_counter() - started
 
         def first_drive(loop: Any) -> None:
             if marks.started is None:
@@ -179,16 +190,19 @@ class _PlayCPU:
             await finish(loop, places)
 
         loop_class.drive_soon, loop_class._finish = first_drive, finished  # type: ignore[method-assign,assignment]
+        loop_class._advance = timed_advance  # type: ignore[method-assign,assignment]
         return self
 
     def __exit__(self, *_: object) -> None:
-        referee_module._MatchLoop.drive_soon, referee_module._MatchLoop._finish = self.saved  # type: ignore[method-assign]
+        loop_class = referee_module._MatchLoop
+        loop_class.drive_soon, loop_class._finish, loop_class._advance = self.saved  # type: ignore[method-assign]
 
 
 def referee_match(seed: int, logs: Path
-                  ) -> tuple[float, float, int, list[pb.PlayResponse], float]:
+                  ) -> tuple[float, float, int, list[pb.PlayResponse], float, float]:
     """(seconds per decision, seconds per match, decisions, the requests sent, CPU seconds
-    of the referee's event-loop thread per decision in play)."""
+    of the referee's event-loop thread per decision in play, seconds per decision from an
+    answer's arrival to the next request's sending)."""
     log = logs / f"match-{seed}.jsonl.gz"
     with _PlayCPU() as cpu:
         outcome = _play(seed, logs, log)
@@ -205,7 +219,7 @@ def referee_match(seed: int, logs: Path
                 len(requests), match.observation(seat), match.legal_actions(), 1000, 10000)))
             match.apply(record["action"])
     return (outcome.play_seconds / outcome.decisions, outcome.seconds, outcome.decisions,
-            requests, cpu.seconds / outcome.decisions)
+            requests, cpu.seconds / outcome.decisions, cpu.advancing / outcome.decisions)
 
 
 def unlogged_match(seed: int, logs: Path) -> float:
@@ -391,7 +405,8 @@ def measure(matches: int, logs: Path) -> None:
     rows = []
     for index in range(matches):
         seed = 100 + index
-        per_decision, per_match, decisions, requests, referee_cpu = referee_match(seed, logs)
+        per_decision, per_match, decisions, requests, referee_cpu, answer_to_request = (
+            referee_match(seed, logs))
         unlogged = unlogged_match(seed, logs)
         transport = asyncio.run(ping_pong(requests))
         alternating = asyncio.run(ping_pong(requests, clients=2))
@@ -403,7 +418,8 @@ def measure(matches: int, logs: Path) -> None:
         own = referee_loop(seed, logs / f"loop-{seed}.jsonl.gz")
         wire = wire_side(seed, decisions)
         rows.append((per_decision, per_match, decisions, transport, engine, bot, alternating,
-                     working, writing, unseen, own, wire, referee_cpu, working_cpu, unlogged))
+                     working, writing, unseen, own, wire, referee_cpu, working_cpu, unlogged,
+                     answer_to_request))
         print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
               f"/decision, two clients doing the bots' work {working * 1e6:.0f} us, ratio "
               f"{per_decision / working:.2f}; bare ping-pong {transport * 1e6:.0f} us; "
@@ -449,6 +465,10 @@ def measure(matches: int, logs: Path) -> None:
           "(encoded while the bot thinks)")
     print(f"      on the answer's path, the rest (asyncio, gRPC)   "
           f"{(referee - working - own + writing) * 1e6:5.0f} us")
+    waited = statistics.median(r[15] for r in rows)
+    print(f"    in the match's rhythm, from an answer's arrival to the next request's sending"
+          f" {waited * 1e6:5.0f} us   (the rules, the request's bytes, bookkeeping: what "
+          f"the bots wait for; alone, {waited / working:.2f} of the working ping-pong)")
     referee_cpu = statistics.median(r[12] for r in rows)
     working_cpu = statistics.median(r[13] for r in rows)
     print(f"    CPU of the event loop's thread in play, the referee {referee_cpu * 1e6:5.0f} us,"
