@@ -18,10 +18,11 @@ which are on in the match.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import random
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import grpc
 
@@ -51,8 +52,13 @@ class Turn:
     """Events since your previous decision."""
     match: pb.MatchStart
     """Seat, players, rules, limits and your seed."""
-    rng: random.Random = field(repr=False, default_factory=random.Random)
-    """A generator seeded with your match seed: use it and your bot is reproducible."""
+
+    @functools.cached_property
+    def rng(self) -> random.Random:
+        """A generator seeded from your match seed and this request's id: use it for any
+        randomness and each answer depends on its request and seed alone, so a replayed
+        match and ``arena refeed`` of any one decision give the same answers."""
+        return random.Random(decision_seed(self.match.seed, self.request.request_id))
 
     @property
     def kind(self) -> DecisionKind:
@@ -65,6 +71,13 @@ class Turn:
 
 
 Decide = Callable[[Turn], Action]
+
+
+def decision_seed(match_seed: int, request_id: int) -> int:
+    """One decision's seed: the match seed mixed with the request's id (the golden-ratio
+    multiplier spreads consecutive ids over 64 bits), as the JavaScript and C++ samples
+    seed theirs."""
+    return (match_seed ^ (request_id * 0x9E3779B97F4A7C15)) & 0xFFFF_FFFF_FFFF_FFFF
 
 
 def run(
@@ -101,7 +114,6 @@ async def _play(address: str, hello: pb.PlayRequest, decide: Decide | None,
         call = stub.Play()
         await call.write(hello)
         start = pb.MatchStart()
-        rng = random.Random()
         seat_policy: Policy | None = None
         while True:
             response = await call.read()
@@ -110,7 +122,6 @@ async def _play(address: str, hello: pb.PlayRequest, decide: Decide | None,
             kind = response.WhichOneof("message")
             if kind == "match_start":
                 start = response.match_start
-                rng = random.Random(start.seed)
                 if policy is not None:
                     seat_policy = policy(start.seed)
             elif kind == "decision_request":
@@ -122,7 +133,7 @@ async def _play(address: str, hello: pb.PlayRequest, decide: Decide | None,
                 else:
                     assert decide is not None
                     action = decide(Turn(request, observation, legal, list(response.events),
-                                         start, rng))
+                                         start))
                 await call.write(pb.PlayRequest(decision=_decision(request.request_id, action,
                                                                    legal)))
             elif kind == "match_end":

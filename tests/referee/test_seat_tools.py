@@ -171,7 +171,29 @@ def play_log(bot: str, folder: Path, *extra: str) -> Path:
 # only its first decision (a fresh generator, as in the match) is reproducible.
 REFEEDS = {"python/greedy": (1, 2, 3, -1), "python/strategist": (1, 2, 3, -1),
            "bash": (1, 2, -1), "javascript": (1, 2, 3, -1), "cpp": (1, 2, 3, -1),
-           "python/random": (1,)}
+           "python/random": (1, 2, 3, -1)}
+
+
+def test_the_sdks_generator_is_a_function_of_the_match_seed_and_the_request() -> None:
+    """``turn.rng`` starts from the same state for the same match seed and request id,
+    however many decisions the bot made before (what ``arena refeed`` needs of it), and
+    from another state for another request or seed; the seed is as the JavaScript and C++
+    samples make it (64 bits)."""
+    from arena.bots.sdk import Turn, decision_seed
+    from arena.protocol import pb
+
+    def draws(seed: int, request_id: int) -> list[float]:
+        turn = Turn(pb.DecisionRequest(request_id=request_id), None, [], [],  # type: ignore[arg-type]
+                    pb.MatchStart(seed=seed))
+        return [turn.rng.random() for _ in range(3)]
+
+    top = 2**64 - 1
+    assert draws(top, 7) == draws(top, 7)
+    assert len({tuple(draws(seed, request)) for seed in (0, 1, top)
+                for request in (1, 2, 3)}) == 9
+    assert decision_seed(top, 0) == top
+    assert decision_seed(0, 1) == 0x9E3779B97F4A7C15
+    assert decision_seed(1, 2) == (1 ^ 0x9E3779B97F4A7C15 * 2) % 2**64
 
 
 @pytest.mark.parametrize("bot", list(REFEEDS))
