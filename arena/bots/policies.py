@@ -7,6 +7,7 @@ RULES.md §21-§32 (their decisions: choose a seat, give a card, jump in, stack 
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -87,14 +88,27 @@ def answer_penalty(legal: Sequence[Action]) -> Action:
                                      (a & ~UNO_CALL) >= WILD, a))
 
 
+def decision_rng(seed: int, observation: bytes) -> random.Random:
+    """A generator for one decision, seeded from the seat's match seed and the decision's
+    observation as sent on the wire: the same seat in the same situation draws the same
+    numbers, so a match replays and one decision re-fed alone (``arena refeed``) is
+    answered as in the match. The Python SDK's ``turn.rng``."""
+    digest = hashlib.blake2b(observation, digest_size=16,
+                             key=(seed % 2**64).to_bytes(8, "little")).digest()
+    return random.Random(int.from_bytes(digest, "little"))
+
+
 class RandomPolicy:
-    """Uniform over the legal actions."""
+    """Uniform over the legal actions, drawn as the sample random bot draws them (the SDK's
+    ``turn.rng``)."""
 
     def __init__(self, seed: int = 0) -> None:
-        self._choice = random.Random(seed).choice
+        self._seed = seed
 
     def decide(self, observation: Observation, legal: Sequence[Action]) -> Action:
-        return self._choice(legal)
+        from arena.protocol.wire import observation_bytes
+
+        return decision_rng(self._seed, observation_bytes(observation)).choice(legal)
 
 
 class GreedyPolicy:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import grpc
 
-from arena.bots.policies import Policy
+from arena.bots.policies import Policy, decision_rng
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.protocol.convert import (
     action_from_message,
@@ -55,10 +55,11 @@ class Turn:
 
     @functools.cached_property
     def rng(self) -> random.Random:
-        """A generator seeded from your match seed and this request's id: use it for any
-        randomness and each answer depends on its request and seed alone, so a replayed
-        match and ``arena refeed`` of any one decision give the same answers."""
-        return random.Random(decision_seed(self.match.seed, self.request.request_id))
+        """A generator seeded from your match seed and this decision's observation: use it
+        for any randomness and each answer depends on what the request shows and your seed
+        alone, so a match replays and ``arena refeed`` of any one decision gives the same
+        answer (``arena.bots.policies.decision_rng``)."""
+        return decision_rng(self.match.seed, self.request.observation.SerializeToString())
 
     @property
     def kind(self) -> DecisionKind:
@@ -71,13 +72,6 @@ class Turn:
 
 
 Decide = Callable[[Turn], Action]
-
-
-def decision_seed(match_seed: int, request_id: int) -> int:
-    """One decision's seed: the match seed mixed with the request's id (the golden-ratio
-    multiplier spreads consecutive ids over 64 bits), as the JavaScript and C++ samples
-    seed theirs."""
-    return (match_seed ^ (request_id * 0x9E3779B97F4A7C15)) & 0xFFFF_FFFF_FFFF_FFFF
 
 
 def run(

@@ -174,26 +174,44 @@ REFEEDS = {"python/greedy": (1, 2, 3, -1), "python/strategist": (1, 2, 3, -1),
            "python/random": (1, 2, 3, -1)}
 
 
-def test_the_sdks_generator_is_a_function_of_the_match_seed_and_the_request() -> None:
-    """``turn.rng`` starts from the same state for the same match seed and request id,
+def test_the_sdks_generator_is_a_function_of_the_seed_and_the_observation() -> None:
+    """``turn.rng`` starts from the same state for the same match seed and observation,
     however many decisions the bot made before (what ``arena refeed`` needs of it), and
-    from another state for another request or seed; the seed is as the JavaScript and C++
-    samples make it (64 bits)."""
-    from arena.bots.sdk import Turn, decision_seed
-    from arena.protocol import pb
+    from another state for another observation or seed; the in-process random policy
+    draws as the random sample does through it."""
+    import random
 
-    def draws(seed: int, request_id: int) -> list[float]:
-        turn = Turn(pb.DecisionRequest(request_id=request_id), None, [], [],  # type: ignore[arg-type]
-                    pb.MatchStart(seed=seed))
-        return [turn.rng.random() for _ in range(3)]
+    from arena.bots.policies import RandomPolicy
+    from arena.bots.sdk import Turn
+    from arena.protocol import pb
+    from arena.protocol.convert import decision_request
+    from arena.protocol.wire import observation_bytes
+    from arena.rules import Match
+
+    match = Match(2, random.Random(5))
+    observations = []
+    while len(observations) < 6:
+        observations.append((match.observation(match.current_seat), match.legal_actions()))
+        match.apply(match.legal_actions()[0])
+
+    def turn(seed: int, request_id: int, index: int) -> Turn:
+        observation, legal = observations[index]
+        request = decision_request(request_id, observation, legal, 1000, 1000)
+        return Turn(request, observation, legal, [], pb.MatchStart(seed=seed))
+
+    def draws(seed: int, request_id: int, index: int) -> list[float]:
+        return [turn(seed, request_id, index).rng.random() for _ in range(3)]
 
     top = 2**64 - 1
-    assert draws(top, 7) == draws(top, 7)
-    assert len({tuple(draws(seed, request)) for seed in (0, 1, top)
-                for request in (1, 2, 3)}) == 9
-    assert decision_seed(top, 0) == top
-    assert decision_seed(0, 1) == 0x9E3779B97F4A7C15
-    assert decision_seed(1, 2) == (1 ^ 0x9E3779B97F4A7C15 * 2) % 2**64
+    assert draws(top, 7, 0) == draws(top, 99, 0)
+    assert len({tuple(draws(seed, 1, index)) for seed in (0, 1, top)
+                for index in range(6)}) == 18
+    for seed in (0, 3, top):
+        for index, (observation, legal) in enumerate(observations):
+            assert RandomPolicy(seed).decide(observation, legal) == (
+                turn(seed, index + 1, index).rng.choice(legal))
+            assert (turn(seed, 1, index).request.observation.SerializeToString()
+                    == observation_bytes(observation))
 
 
 @pytest.mark.parametrize("bot", list(REFEEDS))

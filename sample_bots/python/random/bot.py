@@ -5,7 +5,7 @@ from arena.rules.options import VARIANTS
 
 
 def decide(turn: Turn) -> int:
-    # turn.rng is seeded from this seat's match seed and the request's id, so the bot
+    # turn.rng is seeded from this seat's match seed and what the request shows, so the bot
     # is reproducible: a whole match, or any one decision with arena refeed.
     return turn.rng.choice(turn.legal_actions)
 
