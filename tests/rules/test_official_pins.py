@@ -16,7 +16,7 @@ import random
 
 import pytest
 
-from arena.bots.policies import GreedyPolicy, RandomPolicy, StrategistPolicy
+from arena.bots.policies import GreedyPolicy, StrategistPolicy
 from arena.rules.events import to_record
 from arena.rules.options import OFFICIAL, RuleOptions
 from arena.rules.seeds import seat_seed
@@ -30,6 +30,19 @@ OFFICIAL_OBSERVATION = (
 )
 
 
+class UniformPolicy:
+    """Uniform over the legal actions from one generator a match: the random policy the
+    digests were taken with (the sample random bot's now draws at each decision from a
+    generator seeded by its observation, so that a decision re-fed alone is answered the
+    same; these pins are of the rules, not of that policy)."""
+
+    def __init__(self, seed: int) -> None:
+        self._choice = random.Random(seed).choice
+
+    def decide(self, observation: object, legal: list[int]) -> int:
+        return self._choice(legal)
+
+
 def digests(players: int, seed: int, options: RuleOptions, chooser: str) -> tuple[str, str]:
     """SHA-256 of the event stream and of the decision sequence of one seeded match."""
     match = Match(players, random.Random(seed), options)
@@ -37,7 +50,7 @@ def digests(players: int, seed: int, options: RuleOptions, chooser: str) -> tupl
         choosers = [random.Random(seat_seed(seed, seat)).choice for seat in range(players)]
         decide = [lambda observation, legal, c=c: c(legal) for c in choosers]
     else:
-        kinds = (RandomPolicy, GreedyPolicy, StrategistPolicy)
+        kinds = (UniformPolicy, GreedyPolicy, StrategistPolicy)
         policies = [kinds[seat % 3](seat_seed(seed, seat)) for seat in range(players)]
         decide = [p.decide for p in policies]
     decisions = hashlib.sha256()
