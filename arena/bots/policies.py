@@ -106,7 +106,7 @@ class RandomPolicy:
         self._seed = seed
 
     def decide(self, observation: Observation, legal: Sequence[Action]) -> Action:
-        from arena.protocol.wire import observation_bytes
+        from arena.protocol.wire import observation_bytes  # here: it loads gRPC's stubs
 
         return decision_rng(self._seed, observation_bytes(observation)).choice(legal)
 

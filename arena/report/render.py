@@ -284,11 +284,9 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
     site = _Site(env, out, common, version, previous, state)
     write = site.write
 
-    # A match's files, each listed once: a page is reused only while all are there (a
-    # site damaged by hand is mended by the next render).
-    shown = {f"matches/{name}" for name in os.listdir(out / "matches")}
-    shown.update(f"replays/{name}" for name in os.listdir(out / "replays"))
-    shown.update(f"logs/{name}" for name in os.listdir(out / "logs"))
+    # A page is reused only while all its match's files are there (a site damaged by hand
+    # is mended by the next render).
+    whole = _whole_matches(out)
     # Match pages first: a log that passed its check but does not read whole (recorded so
     # by an older version) is found here, and the pages listing problems come after.
     todo = []
@@ -297,7 +295,7 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
             continue
         key = _log_key(version, stats[match.match_id] or Path(str(match.log_path)).stat())
         record, before = match_state[match.match_id], known.get(match.match_id)
-        if before is not None and before[0] == key and _all_there(shown, match.match_id):
+        if before is not None and before[0] == key and match.match_id in whole:
             record[0], record[2] = key, before[2]
             reused += 1
             site.pages += 2
@@ -306,7 +304,8 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
     # A helper process takes the new matches' pages (about 20 ms each) from the back of
     # the list while this one takes them from the front.
     ends = _Ends(len(todo))
-    theirs = [functools.partial(_render_matches, site, data, todo, ends, True)] * (len(todo) > 1)
+    theirs = ([functools.partial(_render_matches, site, data, todo, ends, True)]
+              if len(todo) > 1 else [])
     with _meanwhile(theirs) as jobs:
         done = [_render_matches(site, data, todo, ends, False), *(j.result() for j in jobs)]
     for pages, made, found in done:
@@ -369,11 +368,15 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
                          tuple(problems[key] for key in sorted(problems)), processes)
 
 
-def _all_there(listed: set[str], match_id: str) -> bool:
-    """Whether the played match's files are all in the site: its page, its replay and the
-    replay's data, its log."""
-    return (f"matches/{match_id}.html" in listed and f"replays/{match_id}.html" in listed
-            and f"replays/{match_id}.js" in listed and f"logs/{match_id}.jsonl.gz" in listed)
+def _whole_matches(out: Path) -> set[str]:
+    """The matches whose files are all in the site: page, replay, replay data and log
+    (each folder listed once)."""
+    def ids(names: list[str], suffix: str) -> set[str]:
+        return {name.removesuffix(suffix) for name in names if name.endswith(suffix)}
+
+    replays = os.listdir(out / "replays")
+    return (ids(os.listdir(out / "matches"), ".html") & ids(replays, ".html")
+            & ids(replays, ".js") & ids(os.listdir(out / "logs"), ".jsonl.gz"))
 
 
 class _Ends:
@@ -573,21 +576,18 @@ T = TypeVar("T")
 
 
 @contextlib.contextmanager
-def _meanwhile(works: Sequence[Callable[[], Any]], processes: int | None = None
-               ) -> Iterator[list[Future[Any]]]:
-    """Do ``works`` in helper processes (one each, or ``processes`` taking them in order)
-    while the caller goes on; the context ends when they all are done. The helpers are
-    forked: they start from everything this process has read (nothing is pickled but
-    what they return). On a machine of one core each work is done when its result is
-    asked for."""
+def _meanwhile(works: Sequence[Callable[[], Any]]) -> Iterator[list[Future[Any]]]:
+    """Do ``works`` in helper processes, one each, while the caller goes on; the context
+    ends when they all are done. The helpers are forked: they start from everything this
+    process has read (nothing is pickled but what they return). On a machine of one core
+    each work is done when its result is asked for."""
     if _cores() < 2 or not works:
         yield [_Later(work) for work in works]
         return
     global _WORK
     _WORK = list(works)
     try:
-        with ProcessPoolExecutor(processes or len(works),
-                                 mp_context=get_context("fork")) as pool:
+        with ProcessPoolExecutor(len(works), mp_context=get_context("fork")) as pool:
             # A fork-context pool forks all its processes at the first submit.
             jobs = [pool.submit(_do_work, index) for index in range(len(works))]
             _WORK = []
@@ -1068,7 +1068,7 @@ def _listing_digest(entries: list[tuple[str, int, str]]) -> str:
 
 def _write_archive(name: str, out: Path, previous: dict[str, str],
                    state: dict[str, str], match_state: dict[str, MatchRecord],
-                   copied: dict[str, int] | None = None) -> None:
+                   copied: dict[str, int]) -> None:
     """Every log in ``logs.tar``, in name order. When the logs it already holds are still
     the first ones, unchanged (the usual case: new matches come later in the schedule),
     the new ones are written over its end, with the same bytes a whole rebuild would
@@ -1076,7 +1076,6 @@ def _write_archive(name: str, out: Path, previous: dict[str, str],
     sizes of the logs this render knows were copied whole (their sources' sizes); any
     other file of the folder is looked at."""
     folder = out / "logs"
-    copied = copied or {}
     names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl.gz"))
     sizes = {log: copied[log] if log in copied else (folder / log).stat().st_size
              for log in names}
