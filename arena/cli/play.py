@@ -50,7 +50,7 @@ def _simulate(args: argparse.Namespace) -> int:
     options = rule_options(args, "simulate")
     if options is None:
         return 2
-    console = Console()
+    console = Console(soft_wrap=True)  # a path is never cut across lines
     wins = [0.0] * len(names)
     totals = [0] * len(names)
     decisions = 0
@@ -118,7 +118,7 @@ def _play(args: argparse.Namespace) -> int:
     if built is None:
         return 2
     bots = built
-    console = Console()
+    console = Console(soft_wrap=True)  # a path is never cut across lines
     n = len(bots)
     key = None
     if args.seed is None:

@@ -18,7 +18,7 @@ def _replay(args: argparse.Namespace) -> int:
 
     from arena.referee.replay import ReplayMismatch, replay
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # a path is never cut across lines
     names: list[str] = []
     quiet = args.quiet or len(args.logs) > 1
 

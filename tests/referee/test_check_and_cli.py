@@ -67,15 +67,17 @@ def test_bad_manifest_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_play_then_replay(tmp_path: Path) -> None:
+    # A long path: piped output keeps each message on one line (a script greps it).
+    folder = tmp_path / ("logs-of-a-season-with-a-long-name-" * 3) / "logs"
     result = arena("play", str(SAMPLES / "strategist"), str(SAMPLES / "random"),
-                   "--matches", "2", "--logs", str(tmp_path / "logs"), cwd=tmp_path)
+                   "--matches", "2", "--logs", str(folder), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "strategist 1.0" in result.stdout and "decisions/s" in result.stdout
-    logs = sorted((tmp_path / "logs").glob("*.jsonl.gz"))
+    logs = sorted(folder.glob("*.jsonl.gz"))
     assert len(logs) == 2
     shown = arena("replay", str(logs[0]), cwd=tmp_path)
     assert shown.returncode == 0, shown.stdout
-    assert "replay agrees with the log" in shown.stdout
+    assert f"{logs[0]}: replay agrees with the log: " in shown.stdout
     assert "first card:" in shown.stdout and "deals first" in shown.stdout
 
 
