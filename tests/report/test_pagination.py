@@ -350,6 +350,29 @@ def test_match_pages_shared_with_a_helper_are_the_pages_one_process_writes(
     assert page.index(damaged[0]) < page.index(damaged[1])
 
 
+def test_a_log_found_damaged_by_its_pages_then_mended_shows_in_every_list(
+        synthetic: Synthetic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log that passes its check but does not read is found while its pages are made:
+    the lists listing it say so at once, and say it no more once the log is mended, as a
+    render from scratch does."""
+    monkeypatch.setattr(render, "_cores", lambda: 2)
+    site = tmp_path / "site"
+    render_site(synthetic.store_path, site)
+    match_id = synthetic.matches[3].match_id
+    log = synthetic.logs / f"{match_id}.jsonl.gz"
+    good, recorded = log.read_bytes(), hashlib.sha256(synthetic.source.read_bytes()).hexdigest()
+    for content in (b"not a gzip file", good):
+        log.write_bytes(content)
+        synthetic.store.db.execute(
+            "UPDATE matches SET log_sha256 = ? WHERE match_id = ?",
+            (hashlib.sha256(content).hexdigest() if content != good else recorded, match_id))
+        found = render_site(synthetic.store_path, site).log_problems
+        assert [p.match_id for p in found] == ([match_id] if content != good else [])
+        fresh = tmp_path / f"fresh-{len(found)}"
+        render_site(synthetic.store_path, fresh)
+        assert snapshot(site) == snapshot(fresh)
+
+
 def test_two_processes_take_each_item_once() -> None:
     """The list of matches to render shared from its two ends: every item taken once."""
     ends = render._Ends(7)
