@@ -1,7 +1,6 @@
 """For the whole suite: every subprocess the tests start (``python -m arena.cli``, bots run
 without a sandbox) imports this checkout's ``arena`` package, whatever else is installed or
-wherever the subprocess runs; builds go to a build cache of the test run's own; and the
-files of the longest tests are handed out first (see ``pytest_collection_modifyitems``)."""
+wherever the subprocess runs; and builds go to a build cache of the test run's own."""
 
 from __future__ import annotations
 
@@ -20,8 +19,9 @@ CACHE_VARIABLE = "ARENA_BUILD_CACHE"  # arena.sandbox.build.CACHE_VARIABLE
 
 @pytest.fixture(autouse=True, scope="session")
 def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Builds go to a cache of this test session (shared by its tests and the processes
-    they start), not the user's: what a test builds is what the code under test built."""
+    """Builds go to a cache of this test run (shared by its tests, its workers and the
+    processes they start), not the user's: what a test builds is what the code under test
+    built."""
     previous = os.environ.get(CACHE_VARIABLE)
     # Parallel workers (pytest-xdist, `.ci/test`) share the run's cache: the build's lock
     # makes one of them build a bot and the others reuse it.
@@ -35,15 +35,3 @@ def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     else:
         os.environ[CACHE_VARIABLE] = previous
 
-
-LONGEST_FIRST = ("test_starter_kits.py", "test_fault_injection.py", "test_resume.py",
-                 "test_signals.py", "test_disk_full.py", "test_language_bots.py",
-                 "test_strength.py", "test_pagination.py", "test_seat_tools.py")
-"""Files whose tests take minutes between them (toolchain builds, seasons killed and
-resumed): run first, so that parallel workers (which take a file each, ``--dist
-loadfile``) do not end the run with one of them alone on a long file."""
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: else as found
