@@ -226,3 +226,32 @@ def test_the_seats_view_fits_a_phone(chromium: Chromium,  # noqa: F811
             assert page.evaluate("document.documentElement.scrollWidth") <= 375, url
     finally:
         context.close()
+
+
+def test_names_beyond_ascii_reach_the_replay_as_written(page: Any,
+                                                        tmp_path_factory: pytest.TempPathFactory
+                                                        ) -> None:
+    """The replay's data file holds non-ASCII text as UTF-8 (orjson writes it so, where
+    json escaped it): the replay, opened from disk, shows each name as the bot gave it."""
+    from playwright.sync_api import expect
+
+    from arena.bots.policies import GreedyPolicy, RandomPolicy
+    from arena.referee.match import InProcessSeat
+
+    folder = tmp_path_factory.mktemp("names-replay")
+    names = ["greedy ünïcødé ☃", "random 名前 \u2028 <b>"]
+    log = folder / "m001.jsonl.gz"
+    # In a thread of its own, as above (the page's event loop is in this one).
+    match = threading.Thread(target=lambda: play(
+        [InProcessSeat(GreedyPolicy(1), names[0]), InProcessSeat(RandomPolicy(1), names[1])],
+        seed=5, log=log, options=RuleOptions(target_score=100)))
+    match.start()
+    match.join(timeout=120)
+    site = folder / "site"
+    render_logs([log], site)
+    assert names[0].encode() in (site / "replays" / "m001.js").read_bytes()
+    errors = watch(page)
+    page.goto((site / "replays" / "m001.html").as_uri())
+    for seat, name in enumerate(names):
+        expect(page.locator("#hands > li").nth(seat)).to_contain_text(f"Seat {seat} · {name}")
+    assert errors == []
