@@ -34,4 +34,3 @@ def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ.pop(CACHE_VARIABLE, None)
     else:
         os.environ[CACHE_VARIABLE] = previous
-
