@@ -295,8 +295,8 @@ def move_items(lines: list[dict[str, Any]]) -> Markup:
 
 def data_script(data: dict[str, Any]) -> str:
     """The replay data file's text: one JSON value assigned to ``window.arenaReplay``."""
-    # orjson: a tenth of json's time, the same JSON but for non-ASCII text written as
-    # UTF-8 (the file is UTF-8, as are the pages that load it) rather than escaped.
+    # orjson: faster than json (benchmarks/report.py); the same JSON but for text beyond
+    # ASCII, written as UTF-8 (as the file and the pages that load it are), not escaped.
     return DATA_PREFIX + orjson.dumps(data).decode() + ";\n"
 
 
