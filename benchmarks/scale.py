@@ -16,11 +16,14 @@ linear when the sizes are 10k and 50k):
 * store: recording a match (mean per match over the results recorded since the last
   size), and reading every result and match back (the standings' and the report's query);
 * live TrueSkill (schedule order) and the official fit with its bootstrap rank intervals,
-  in this process (timed, then run again under tracemalloc for its peak: tracemalloc
-  slows Python down several times);
+  timed in a fresh process (with the read of every result: this one's heap grows over the
+  run), then run again here under tracemalloc for its peak (it slows Python down several
+  times);
 * ``arena season standings`` (the real command, a subprocess; its peak RSS);
-* ``arena report``: full (into an empty folder, at the size less one round of
-  ``--round`` matches) then incremental (that round recorded, same folder); peak RSS;
+* ``arena report``: full (into an empty folder, at the size less three rounds of
+  ``--round`` matches) then incremental (a round recorded, same folder; three times, the
+  median); peak RSS, and the CPU of the report's processes (its helpers too), which on
+  this machine's cores is the least it could take however its work were shared;
 * the site: bytes, files, the largest page;
 * the scheduler at 200 entrants: the eager list, one match computed on its own, and the
   resume path (``open_store`` on the filled store: fingerprint and schedule re-recorded).
@@ -51,6 +54,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ENTRANTS = 200
 PER_PAIR = 4
 LOG_SOURCES = 6
+INCREMENTAL_RUNS = 3
+CORES = len(os.sched_getaffinity(0))
 
 BOT_TOML = """name = "bot{index:03d}"
 version = "1.0"
@@ -133,8 +138,9 @@ def traced(action: Callable[[], Any]) -> tuple[float, float, Any]:
     return seconds, peak, result
 
 
-def arena(*args: str, cwd: Path) -> tuple[float, float, str]:
-    """Run ``python -m arena.cli ARGS``: wall seconds, the child's peak RSS (MiB), stdout."""
+def arena(*args: str, cwd: Path) -> tuple[float, float, float, str]:
+    """Run ``python -m arena.cli ARGS``: wall seconds, the child's peak RSS (MiB), the CPU
+    seconds (user and system) of the child and the helpers it waited for, stdout."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         started = time.perf_counter()
@@ -149,7 +155,34 @@ def arena(*args: str, cwd: Path) -> tuple[float, float, str]:
         if process.returncode != 0:
             raise SystemExit(f"arena {' '.join(args)} exited {process.returncode}:\n"
                              f"{err.read()}")
-        return seconds, usage.ru_maxrss / 1024, out.read()
+        return (seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime,
+                out.read())
+
+
+def fresh_timings(toml: Path) -> dict[str, float]:
+    """Seconds of reading every result, the live TrueSkill and the official fit, each timed
+    in a new process (``--fresh-timings``)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "benchmarks.scale", "--fresh-timings",
+                           str(toml)], env=env, capture_output=True, text=True, check=True)
+    return {key: float(value) for key, value in
+            (line.split("=") for line in done.stdout.split())}
+
+
+def _print_fresh_timings(toml: Path) -> None:
+    from arena.league.driver import season_outcomes
+    from arena.league.fingerprint import read_store
+    from arena.league.season import load_season
+    from arena.rating import calibrated_draw_probability, official_standings, rate_season
+
+    reader, _ = read_store(load_season(toml))
+    ids = [entrant["id"] for entrant in reader.entrants()]
+    read, outcomes = timed(functools.partial(season_outcomes, reader))
+    reader.close()
+    draw = calibrated_draw_probability(outcomes)
+    live, _ = timed(functools.partial(rate_season, outcomes, ids, draw))
+    fit, _ = timed(functools.partial(official_standings, outcomes, ids))
+    print(f"read={read} live={live} fit={fit}")
 
 
 def make_season(work: Path, target: int) -> Path:
@@ -262,7 +295,11 @@ def main() -> None:
     parser.add_argument("--target", type=int, default=100,
                         help="target score of the real matches whose logs every match uses")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument("--fresh-timings", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.fresh_timings:
+        _print_fresh_timings(args.fresh_timings)
+        return
 
     from arena.league.driver import open_store, season_outcomes
     from arena.league.fingerprint import read_store
@@ -278,8 +315,9 @@ def main() -> None:
         total = math.comb(ENTRANTS, 2) * PER_PAIR
         print(f"season: {ENTRANTS} entrants, 2 seats, duplicate deals, {PER_PAIR} matches a "
               f"pair: {total:,} scheduled matches; work folder {work}")
-        if max(args.sizes) + args.round > total:
-            raise SystemExit(f"at most {total - args.round:,} results in this season")
+        ahead = INCREMENTAL_RUNS * args.round  # the full report's size short of the size
+        if max(args.sizes) > total or min(args.sizes) <= ahead:
+            raise SystemExit(f"sizes from {ahead + 1:,} to {total:,} results in this season")
 
         # -- the scheduler at 200 entrants ----------------------------------------------
         eager_seconds, eager = timed(lambda: schedule(ENTRANTS, 2, PER_PAIR, True))
@@ -304,7 +342,7 @@ def main() -> None:
 
         for size in args.sizes:
             before = filler.done
-            spent = filler.fill(size - args.round)
+            spent = filler.fill(size - ahead)
             # The resume path: what a run does before its first match on this store.
             store.close()
             resume_seconds, opened = timed(lambda: open_store(season))
@@ -315,31 +353,46 @@ def main() -> None:
             table.add("run resume: open_store", "s", resume_seconds)
             table.add("run resume: tracemalloc peak", "MiB", resume_peak)
             shutil.rmtree(site, ignore_errors=True)
-            full, full_peak, _ = arena("report", str(toml), cwd=work)
-            spent += filler.fill(size)
+            full, full_peak, full_cpu, _ = arena("report", str(toml), cwd=work)
+            # The incremental report, INCREMENTAL_RUNS times (a round recorded before each,
+            # the last one reaching the size): the median, as this machine's speed drifts by
+            # a fifth from minute to minute.
+            incrementals = []
+            for _ in range(INCREMENTAL_RUNS):
+                spent += filler.fill(filler.done + args.round)
+                incrementals.append(arena("report", str(toml), cwd=work))
             table.add("store: record a match", "ms", 1e3 * spent / (filler.done - before))
-            incremental, incremental_peak, _ = arena("report", str(toml), cwd=work)
+            incremental, incremental_peak, incremental_cpu, _ = sorted(incrementals)[
+                INCREMENTAL_RUNS // 2]
 
+            # Timed in a fresh process (a long-lived one's heap, which the collector walks,
+            # grows with every size); the memory peaks here.
+            fresh = fresh_timings(toml)
+            table.add("store: read all results", "s", fresh["read"])
             reader, _ = read_store(season)
-            query, outcomes = timed(functools.partial(season_outcomes, reader))
+            outcomes = season_outcomes(reader)
             reader.close()
-            table.add("store: read all results", "s", query)
             draw = calibrated_draw_probability(outcomes)
-            live, _ = timed(functools.partial(rate_season, outcomes, ids, draw))
             _, live_peak, _ = traced(functools.partial(rate_season, outcomes, ids, draw))
-            table.add("live TrueSkill", "s", live)
+            table.add("live TrueSkill", "s", fresh["live"])
             table.add("live TrueSkill: tracemalloc peak", "MiB", live_peak)
-            fit, official = timed(functools.partial(official_standings, outcomes, ids))
-            _, fit_peak, _ = traced(functools.partial(official_standings, outcomes, ids))
-            table.add(f"official fit + {official.resamples} resamples", "s", fit)
+            _, fit_peak, official = traced(functools.partial(official_standings, outcomes,
+                                                             ids))
+            table.add(f"official fit + {official.resamples} resamples", "s", fresh["fit"])
             table.add("official fit: tracemalloc peak", "MiB", fit_peak)
-            standings, standings_peak, _ = arena("season", "standings", str(toml), cwd=work)
+            standings, standings_peak, _, _ = arena("season", "standings", str(toml),
+                                                    cwd=work)
             table.add("arena season standings", "s", standings)
             table.add("arena season standings: peak RSS", "MiB", standings_peak)
-            table.add(f"arena report, full (at -{args.round})", "s", full)
+            table.add(f"arena report, full (at -{ahead})", "s", full)
             table.add("arena report, full: peak RSS", "MiB", full_peak)
-            table.add(f"arena report, incremental (+{args.round})", "s", incremental)
+            table.add("arena report, full: CPU, its helpers too", "s", full_cpu)
+            table.add(f"arena report, incremental (+{args.round}, median of "
+                      f"{INCREMENTAL_RUNS})", "s", incremental)
             table.add("arena report, incremental: peak RSS", "MiB", incremental_peak)
+            # Its work over this machine's cores: no faster than this however it is shared.
+            table.add("arena report, incremental: CPU, its helpers too", "s", incremental_cpu,
+                      f"{incremental_cpu / CORES:.2f} s over {CORES} cores")
             total_bytes, files, largest, where = site_facts(site)
             table.add("site size", "MiB", total_bytes / 2**20)
             table.add("site files", "count", files)
