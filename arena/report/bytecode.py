@@ -19,17 +19,15 @@ from pathlib import Path
 from jinja2 import BytecodeCache, FileSystemBytecodeCache
 from jinja2.bccache import Bucket
 
+from arena.cache import cache_folder as _user_cache
+
 CACHE_VARIABLE = "ARENA_TEMPLATE_CACHE"
 """Overrides the folder (``off`` for no cache)."""
 
 
 def cache_folder() -> Path:
     """``ARENA_TEMPLATE_CACHE``, or ``uno-arena/templates`` in the user's cache folder."""
-    configured = os.environ.get(CACHE_VARIABLE)
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "uno-arena" / "templates"
+    return _user_cache("templates", CACHE_VARIABLE)
 
 
 class _QuietCache(FileSystemBytecodeCache):

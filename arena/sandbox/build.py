@@ -48,6 +48,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from arena.cache import cache_folder
 from arena.sandbox.launcher import StartedProcess
 from arena.sandbox.manifest import BotManifest, ManifestError, ignored_patterns
 
@@ -68,11 +69,7 @@ class BuildError(ManifestError):
 
 def cache_root() -> Path:
     """Where built bots are kept, across seasons and processes (``ARENA_BUILD_CACHE``)."""
-    configured = os.environ.get(CACHE_VARIABLE)
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "uno-arena" / "builds"
+    return cache_folder("builds", CACHE_VARIABLE)
 
 
 @functools.cache
