@@ -53,11 +53,11 @@ def bytecode_cache(version: str) -> BytecodeCache | None:
     configured = os.environ.get(CACHE_VARIABLE)
     if configured is not None and configured.lower() in ("off", "0", "no", "none"):
         return None
-    folder = cache_folder()
     try:
+        folder = cache_folder()
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         info = folder.lstat()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a user with no home folder
         return None
     # Compiled code is run as it is read: only from a folder no one else can write to.
     if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()

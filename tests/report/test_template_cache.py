@@ -105,6 +105,17 @@ def test_no_cache_where_the_folder_cannot_be_made(tmp_path: Path,
     assert env.get_template("bot.html") is not None
 
 
+def test_no_cache_for_a_user_with_no_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv(CACHE_VARIABLE, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", no_home)
+    assert bytecode_cache("v") is None
+    assert render._environment().get_template("bot.html") is not None
+
+
 def test_no_cache_in_a_folder_others_can_write_to(cache: Path) -> None:
     cache.mkdir()
     for mode in (0o777, 0o770, 0o722):
