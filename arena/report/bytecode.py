@@ -64,4 +64,3 @@ def bytecode_cache(version: str) -> BytecodeCache | None:
             or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
         return None
     return _QuietCache(folder, version)
-
