@@ -146,7 +146,11 @@ def _environment() -> Environment:
     return env
 
 
+@functools.cache
 def _templates_version() -> str:
+    """A digest of the templates and the code that renders them: once a process (they do
+    not change while it runs, as ``auto_reload=False`` assumes; its environment and its
+    render both ask)."""
     digest = hashlib.sha256()
     for package in ("templates", "static"):
         folder = resources.files("arena.report") / package
