@@ -296,8 +296,14 @@ def move_items(lines: list[dict[str, Any]]) -> Markup:
 def data_script(data: dict[str, Any]) -> str:
     """The replay data file's text: one JSON value assigned to ``window.arenaReplay``."""
     # orjson: faster than json (benchmarks/report.py); the same JSON but for text beyond
-    # ASCII, written as UTF-8 (as the file and the pages that load it are), not escaped.
-    return DATA_PREFIX + orjson.dumps(data).decode() + ";\n"
+    # ASCII, written as UTF-8 (as the file and the pages that load it are), not escaped,
+    # and NaN or an infinity (never in a log the referee wrote) as null. What it refuses
+    # (an integer past 64 bits, in a log made by hand) is written by json.
+    try:
+        text = orjson.dumps(data).decode()
+    except orjson.JSONEncodeError:
+        text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return DATA_PREFIX + text + ";\n"
 
 
 def read_data_script(text: str) -> dict[str, Any]:
