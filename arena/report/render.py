@@ -674,24 +674,31 @@ def _read_state(path: Path) -> tuple[dict[str, str], dict[str, MatchRecord]]:
 
 def _is_record(value: object) -> bool:
     """Whether a state file's match record has a record's shape (a damaged or edited state
-    loses that record only: its match is looked at again)."""
+    loses that record only: its match is looked at again): its think times numbers of
+    milliseconds from 0 to 2^63 (not NaN, not an integer the state file cannot hold)."""
     if not isinstance(value, list) or len(value) != 3:
         return False
     key, stamp, medians = value
     return (isinstance(key, str | None) and isinstance(stamp, str | None)
             and (medians is None or (isinstance(medians, list)
-                                     and set(map(type, medians)) <= _MEDIAN_TYPES)))
+                                     and set(map(type, medians)) <= _MEDIAN_TYPES
+                                     and all(m is None or 0 <= m < _MEDIAN_LIMIT
+                                             for m in medians))))
 
 
 _MEDIAN_TYPES = {int, float, type(None)}
+_MEDIAN_LIMIT = 2 ** 63
 
 
 def _state_json(state: dict[str, str], match_state: dict[str, MatchRecord]) -> bytes:
     """The state file, keys sorted (the same season gives the same file), compact as
     ``json.dumps(..., sort_keys=True, separators=(",", ":"))`` writes it, by orjson (a
     fifth of json's time: 10 MB at 50,000 results)."""
-    return orjson.dumps({**state, "format": STATE_FORMAT, "matches": match_state},
-                        option=orjson.OPT_SORT_KEYS) + b"\n"
+    whole = {**state, "format": STATE_FORMAT, "matches": match_state}
+    try:
+        return orjson.dumps(whole, option=orjson.OPT_SORT_KEYS) + b"\n"
+    except orjson.JSONEncodeError:  # a think time past 64 bits, from a log made by hand
+        return (json.dumps(whole, sort_keys=True, separators=(",", ":")) + "\n").encode()
 
 
 def _think_times(bot: Bot, match_state: dict[str, MatchRecord]) -> list[float | None]:

@@ -26,6 +26,7 @@ from report_html import header_texts, num, parse, pct, polyline_points, table_ro
 from season_data import BOTS, SeasonRun, StoreView, copy_season, log_rounds, read_store
 
 from arena.league.store import SeasonStore, StoredResult
+from arena.report import render
 from arena.report.matchpage import read_data_script
 from arena.report.render import render_site
 from arena.rules import events as ev
@@ -651,6 +652,7 @@ def _first_format_state(state: dict[str, Any]) -> dict[str, str]:
     "first format",  # a site rendered by an older version: read, not rendered again
     "damaged records",  # records of the wrong shape: those matches are rendered again
     "not json",  # no usable state: everything is rendered again, the same bytes
+    "absurd think times",  # past 64 bits, NaN, negative: those matches are read again
 ])
 def test_a_site_rendered_under_another_state_file_renders_the_same(
         season: SeasonRun, view: StoreView, tmp_path: Path, state_file: str) -> None:
@@ -670,6 +672,11 @@ def test_a_site_rendered_under_another_state_file_renders_the_same(
         state["matches"][damaged[1]][2] = ["12.5"]  # a think time that is no number
         state_path.write_text(json.dumps(state))
         expected = (2, done - 2)
+    elif state_file == "absurd think times":
+        state["matches"][damaged[0]][2] = [2 ** 70, None]
+        state["matches"][damaged[1]][2] = [math.nan, -1.0]
+        state_path.write_text(json.dumps(state))
+        expected = (2, done - 2)
     else:
         state_path.write_text("{not json")
         expected = (done, 0)
@@ -678,6 +685,19 @@ def test_a_site_rendered_under_another_state_file_renders_the_same(
     # Every file, the state included, as a render from scratch writes it: the think
     # times the bots' charts show were kept (or read again) either way.
     assert snapshot(out) == snapshot(season.report)
+
+
+@pytest.mark.parametrize("medians", [[12.5, None], [2 ** 70, 3], [math.nan, 1]])
+def test_the_state_file_is_what_json_writes(medians: list[Any]) -> None:
+    state = {"_templates": "v", "list/matches.html": "k"}
+    records = {"m2": ["key", "stamp", medians], "m1": [None, None, None]}
+    expected = json.loads(json.dumps({**state, "format": render.STATE_FORMAT,
+                                      "matches": records}), parse_constant=lambda _: None)
+    assert json.loads(render._state_json(state, records)) == expected
+    if not any(isinstance(m, float) and math.isnan(m) for m in medians):  # orjson: null
+        assert render._state_json(state, records).decode() == json.dumps(
+            {**state, "format": render.STATE_FORMAT, "matches": records}, sort_keys=True,
+            separators=(",", ":")) + "\n"
 
 
 def test_a_changed_log_rerenders_only_its_match(season: SeasonRun, view: StoreView,
