@@ -35,6 +35,42 @@ def descendants(root: int) -> set[int]:
     return found
 
 
+def spawn_pipe_open(pid: int) -> bool | None:
+    """For a worker that multiprocessing spawned: whether the pipe on its command line,
+    through which it is handed what it needs to start, is still open (it has not read it
+    all yet); None for any other process. A driver killed with SIGKILL in that window (a
+    few microseconds; SIGKILL cannot be caught) leaves the worker to fail reading it:
+    Python's own start-up code then prints an EOFError as the worker exits."""
+    with contextlib.suppress(OSError, IndexError):
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode()
+        if "spawn_main" in command:
+            pipe = command.split("pipe_handle=")[1].split(")")[0]
+            return Path(f"/proc/{pid}/fd/{pipe}").exists()
+    return None
+
+
+def outside_spawn_handshakes(tree: Tree, timeout: float = 1.0) -> None:
+    """Wait (up to ``timeout`` seconds) until no process of ``tree`` is a spawned worker
+    started under ``HANDSHAKE`` seconds ago with its pipe still open: its driver writes
+    what it hands it right after starting it, so a SIGKILL sent then tests everything but
+    that window (``spawn_pipe_open``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        now = float(Path("/proc/uptime").read_text().split()[0])
+        starting = [pid for pid in tree.sample() if spawn_pipe_open(pid)
+                    and (ticks := start_ticks(pid)) is not None
+                    and now - ticks / TICKS < HANDSHAKE]
+        if not starting:
+            return
+        time.sleep(0.005)
+
+
+HANDSHAKE = 0.25
+"""Seconds from a spawned worker's start within which its driver may still be writing
+to it (microseconds on an idle machine; a loaded one can hold the driver back)."""
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
 class Tree:
     """The processes a run started, sampled while it runs (pid and start time, so a reused
     pid is not mistaken for one of them)."""

@@ -20,7 +20,7 @@ from arena.league.store import SeasonStore
 from arena.referee.log import read_log
 
 from .conftest import KEY, ROOT, write_season
-from .processes import Tree
+from .processes import Tree, outside_spawn_handshakes
 
 MATCHES = 18
 """Three Python bots, six matches per pair, to 100 points, in the bubblewrap sandbox."""
@@ -112,6 +112,8 @@ def test_killed_ten_times_then_resumed_equals_an_uninterrupted_run(tmp_path: Pat
         if sig == signal.SIGINT:
             os.killpg(run.pid, sig)  # Ctrl-C at a terminal: the whole foreground group
         else:
+            if sig == signal.SIGKILL:  # not in the one window a SIGKILL cannot mend
+                outside_spawn_handshakes(tree)
             os.kill(run.pid, sig)  # the driver alone: its workers must follow it
         _, err = run.communicate(timeout=60)
         text = err.decode()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import ROOT, write_season
-from .processes import Tree
+from .processes import Tree, spawn_pipe_open
 
 
 def start(path: Path) -> subprocess.Popen[str]:
@@ -75,16 +75,9 @@ def test_a_stopped_run_says_what_to_do_and_leaves_nothing(tmp_path: Path, how: s
 
 
 def started(pid: int) -> bool:
-    """A worker process that has read what multiprocessing hands it to start (the pipe on
-    its command line is closed): from then on it is importing and initialising. (A driver
-    killed before that moment, a window of microseconds, leaves the worker to fail reading
-    it: Python's own start-up code then prints an EOFError as the worker exits.)"""
-    with contextlib.suppress(OSError):
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode()
-        if "spawn_main" in command:
-            pipe = command.split("pipe_handle=")[1].split(")")[0]
-            return not Path(f"/proc/{pid}/fd/{pipe}").exists()
-    return False
+    """A worker process that has read what multiprocessing hands it to start: from then on
+    it is importing and initialising (see ``spawn_pipe_open``)."""
+    return spawn_pipe_open(pid) is False
 
 
 @pytest.mark.parametrize(("how", "delay"), [("SIGKILL to the driver", 0.0),
