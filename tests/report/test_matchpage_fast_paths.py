@@ -46,11 +46,17 @@ def same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2 ** 70), 2 ** 70)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=12)
+def json_values(finite: bool) -> st.SearchStrategy[Any]:
+    """JSON values, integers past 64 bits included; NaN and infinities unless ``finite``."""
+    return st.recursive(
+        st.none() | st.booleans() | st.integers(-(2 ** 70), 2 ** 70)
+        | st.floats(allow_nan=not finite, allow_infinity=not finite) | st.text(),
+        lambda inner: (st.lists(inner, max_size=4)
+                       | st.dictionaries(st.text(), inner, max_size=4)),
+        max_leaves=12)
+
+
+JSON_VALUES = json_values(finite=False)
 
 
 @settings(max_examples=300, deadline=None)
@@ -114,15 +120,8 @@ def test_the_replay_data_reads_back_as_it_was(logs: list[Path]) -> None:
         assert "greedy ünï" in text  # UTF-8, as the file is written
 
 
-FINITE_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2 ** 70), 2 ** 70)
-    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
-    max_leaves=12)
-
-
 @settings(max_examples=300, deadline=None)
-@given(st.dictionaries(st.text(), FINITE_VALUES, max_size=4))
+@given(st.dictionaries(st.text(), json_values(finite=True), max_size=4))
 def test_any_replay_data_reads_back_as_it_was(value: dict[str, Any]) -> None:
     # Integers past 64 bits included: orjson refuses them, json writes them.
     assert same(read_data_script(data_script(value)), value)
