@@ -38,19 +38,23 @@ def logs_whole(folder: Path) -> None:
     assert not list((folder / "logs").glob("*.partial"))
 
 
-def reference(tmp_path: Path) -> list[tuple[object, ...]]:
-    path = write_season(tmp_path / "reference", per_group=4)
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[object, ...]]:
+    """The results of the same season run on a disk with room (one run for the module's
+    tests: a season's results do not depend on where it is written)."""
+    where = tmp_path_factory.mktemp("reference")
+    path = write_season(where, per_group=4)
     result = arena("season", "run", path, "--key", KEY)
     assert result.returncode == 0, result.stderr
-    return results(tmp_path / "reference" / "small-runs")
+    return results(where / "small-runs")
 
 
 def remount(where: Path, size: str) -> None:
     subprocess.run(["mount", "-o", f"remount,size={size}", str(where)], check=True)
 
 
-def test_disk_full_while_writing_match_logs(tmp_path: Path) -> None:
-    expected = reference(tmp_path)
+def test_disk_full_while_writing_match_logs(tmp_path: Path,
+                                             expected: list[tuple[object, ...]]) -> None:
     path = write_season(tmp_path / "full", per_group=4)
     folder = tmp_path / "full" / "small-runs"
     with tmpfs(folder / "logs", "24k") as logs:  # the 12 logs take about 32 KiB
@@ -66,8 +70,8 @@ def test_disk_full_while_writing_match_logs(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("size", ["64k", "160k", "256k"])  # at creation, mid-run, near the end
-def test_disk_full_while_writing_the_store(tmp_path: Path, size: str) -> None:
-    expected = reference(tmp_path)
+def test_disk_full_while_writing_the_store(tmp_path: Path, size: str,
+                                           expected: list[tuple[object, ...]]) -> None:
     path = write_season(tmp_path / "full", per_group=4)
     folder = tmp_path / "full" / "small-runs"
     (tmp_path / "full" / "logs").mkdir()
