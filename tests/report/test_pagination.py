@@ -30,7 +30,7 @@ from arena.league.store import MatchRecord, SeasonStore, SeatResult, StoredResul
 from arena.report import render
 from arena.report.render import page_file, render_site
 
-BOTS = 14
+BOTS = 11  # more than the head-to-head grid's limit of 10 (below)
 PER_PAGE = 40
 BOT_PER_PAGE = 10
 ROWS_PER_PART = 3
@@ -95,7 +95,9 @@ def synthetic(tmp_path: Path, season: SeasonRun, monkeypatch: pytest.MonkeyPatch
     loaded = load_season(tmp_path / "season.toml")
     store, _, matches = open_store(loaded)
     loaded.logs.mkdir(parents=True, exist_ok=True)
-    source = sorted((season.folder / "logs").glob("*.jsonl.gz"))[0]
+    # The shortest of the real logs (every match page is made from it: a render is quicker).
+    source = min(sorted((season.folder / "logs").glob("*.jsonl.gz")),
+                 key=lambda log: log.stat().st_size)
     data = Synthetic(loaded.store_path, store, list(matches), loaded.logs, source)
     data.record(len(matches) - 12)  # the season's last 12 matches still to play
     store.record_failure(matches[-1].match_id, "bot bot03 crashed")
@@ -114,7 +116,7 @@ def test_the_match_list_is_split_into_stable_pages(synthetic: Synthetic, tmp_pat
                                                    ) -> None:
     site = tmp_path / "site"
     render_site(synthetic.store_path, site)
-    total = len(synthetic.matches)  # 91 pairs, twice: 182 matches
+    total = len(synthetic.matches)  # 55 pairs, twice: 110 matches
     count = -(-total // PER_PAGE)
     names = ["matches.html"] + [f"matches-{n}.html" for n in range(2, count + 1)]
     assert sorted(p.name for p in site.glob("matches*.html")) == sorted(names)
@@ -199,7 +201,8 @@ def test_no_page_is_over_the_cap(synthetic: Synthetic, tmp_path: Path) -> None:
     sizes = {p: p.stat().st_size for p in site.rglob("*.html")}
     assert max(sizes.values()) < CAP
     # The lists are in pages: the largest list page is about a page of rows, not all.
-    assert (site / "matches.html").stat().st_size < 3 * (site / "matches-5.html").stat().st_size
+    # (All 110 rows on the first page would make it 2.75 times the second.)
+    assert (site / "matches.html").stat().st_size < 2 * (site / "matches-2.html").stat().st_size
 
 
 def test_an_incremental_render_shows_every_change(synthetic: Synthetic, tmp_path: Path,
@@ -437,9 +440,9 @@ def test_a_log_altered_behind_a_reused_check_is_caught(synthetic: Synthetic,
 
 def test_pages_split_for_any_season_length(synthetic: Synthetic, tmp_path: Path) -> None:
     rng = random.Random(3)
+    site = tmp_path / "site"  # the match pages rendered once, the lists at each size
     for size in rng.sample(range(1, 60), 4):
         render.MATCHES_PER_PAGE = size
-        site = tmp_path / f"site-{size}"
         render_site(synthetic.store_path, site)
         pages = sorted(site.glob("matches*.html"), key=lambda p: (len(p.name), p.name))
         assert len(pages) == -(-len(synthetic.matches) // size)
