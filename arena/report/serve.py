@@ -83,33 +83,39 @@ class _SiteHandler(http.server.SimpleHTTPRequestHandler):
         try:
             with open(path, "rb") as handle:
                 stat = os.fstat(handle.fileno())
-                body = gzip.compress(handle.read(), compresslevel=6, mtime=0)
+                content = handle.read()
         except OSError:
             self.send_error(HTTPStatus.NOT_FOUND, "File not found")
             return None
+        return self._send_content(content, content_type, int(stat.st_mtime))
+
+    def _send_content(self, content: bytes, content_type: str, modified: int | None
+                      ) -> io.BytesIO:
+        """The headers of ``content`` (gzipped for a client that accepts it), and the body
+        to send after them (for GET; HEAD sends the headers only)."""
+        zipped = accepts_gzip(self.headers.get("Accept-Encoding"))
+        body = gzip.compress(content, compresslevel=6, mtime=0) if zipped else content
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", content_type)
-        self.send_header("Content-Encoding", "gzip")
+        if zipped:
+            self.send_header("Content-Encoding", "gzip")
         self.send_header("Vary", "Accept-Encoding")
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Last-Modified", self.date_time_string(int(stat.st_mtime)))
+        if modified is not None:
+            self.send_header("Last-Modified", self.date_time_string(modified))
         self.end_headers()
         return io.BytesIO(body)
 
 
 class _SeasonsHandler(_SiteHandler):
-    """Serves a folder of season sites, answering / with an index of them."""
+    """Serves a folder of season sites, answering / with an index of them (to GET and
+    HEAD alike, gzipped as the sites' pages are)."""
 
-    def do_GET(self) -> None:
-        if self.path.split("?")[0] in ("/", "/index.html"):
-            body = seasons_index(Path(self.directory)).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-            return
-        super().do_GET()
+    def send_head(self) -> io.BytesIO | BinaryIO | None:
+        if urllib.parse.urlsplit(self.path).path in ("/", "/index.html"):
+            return self._send_content(seasons_index(Path(self.directory)).encode(),
+                                      "text/html; charset=utf-8", None)
+        return super().send_head()
 
 
 def season_sites(directory: Path) -> list[Path]:

@@ -128,3 +128,55 @@ def test_accept_encoding_parsing() -> None:
     assert not accepts_gzip("gzip;q=0")
     assert not accepts_gzip("gzip;q=0.0")
     assert not accepts_gzip("gzip;q=nonsense")
+
+
+@pytest.fixture()
+def seasons(tmp_path: Path) -> Iterator[tuple[Path, int]]:
+    """`arena serve reports/`: a folder of two season sites, answered with their index."""
+    root = tmp_path / "reports"
+    for name, leader in (("autumn", "greedy-1"), ("winter", "strategist-2")):
+        (root / name).mkdir(parents=True)
+        (root / name / "index.html").write_text(PAGE.replace("standings", name))
+        (root / name / "standings.json").write_text(
+            f'{{"season": "{name} cup", "standings": [{{"bot": "{leader}", "rank": "1"}}],'
+            ' "matches": {"done": 12}}')
+        (root / name / ".render-state.json").write_text('{"_templates": "secret"}')
+    server = make_server(root, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield root, server.server_port
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+@pytest.mark.parametrize("path", ["/", "/index.html", "/?sort=name"])
+def test_the_seasons_index_answers_get_and_head_gzipped_or_not(seasons: tuple[Path, int],
+                                                             path: str) -> None:
+    _, port = seasons
+    status, plain_headers, plain = get(port, path)
+    assert status == 200 and "content-encoding" not in plain_headers
+    assert b"autumn cup" in plain and b"strategist-2" in plain
+    assert int(plain_headers["content-length"]) == len(plain)
+    status, headers, body = get(port, path, **{"Accept-Encoding": "gzip"})
+    assert status == 200 and headers["content-encoding"] == "gzip"
+    assert gzip.decompress(body) == plain
+    for encoding in ({}, {"Accept-Encoding": "gzip"}):
+        status, head_headers, nothing = get(port, path, "HEAD", **encoding)
+        _, got_headers, _ = get(port, path, **encoding)
+        assert status == 200 and nothing == b""
+        assert {k: v for k, v in head_headers.items() if k != "date"} == {
+            k: v for k, v in got_headers.items() if k != "date"}
+
+
+def test_each_season_is_served_as_a_site(seasons: tuple[Path, int]) -> None:
+    _, port = seasons
+    status, _, body = get(port, "/winter/")
+    assert status == 200 and b"<title>winter</title>" in body
+    for path in ("/winter/.render-state.json", "/winter/%2erender-state.json",
+                 "/../reports/winter/index.html", "/spring/"):
+        status, _, body = get(port, path, **{"Accept-Encoding": "gzip"})
+        assert status == 404, f"{path} answered {status}"
+        assert b"secret" not in body
