@@ -59,7 +59,10 @@ class _SiteHandler(http.server.SimpleHTTPRequestHandler):
         if any(part.startswith(".") for part in address.split("/")):
             return True
         root = os.path.realpath(self.directory)
-        real = os.path.realpath(path)
+        try:
+            real = os.path.realpath(path)
+        except ValueError:  # a NUL byte in the address (%00): no file is named so
+            return True
         inside = real == root or real.startswith(root.rstrip(os.sep) + os.sep)
         return not inside or any(
             part.startswith(".") for part in os.path.relpath(real, root).split(os.sep)

@@ -101,6 +101,8 @@ def test_logs_are_sent_as_they_are(site: tuple[Path, int]) -> None:
     "/bots/%2Ehidden.html", "/./.render-state.json", "/bots/../.render-state.json",
     "/assets/", "/empty/", "/bots/", "/link.html", "/up/outside.html", "/up/",
     "/../outside.html", "/%2e%2e/outside.html", "/missing.html",
+    "/index.html%00", "/%00", "/bots/a.html%00.png",  # a NUL byte: no traceback, a 404
+    "/" + "x" * 300,
 ])
 def test_internal_files_outside_files_and_listings_are_404(site: tuple[Path, int],
                                                            path: str) -> None:
