@@ -121,6 +121,9 @@ PENDING = ("queued", "building", "checking")
 # against guessing, so the lighter RFC 9106 "low memory" profile keeps each check quick.
 _HASHER = PasswordHasher(time_cost=3, memory_cost=16 * 1024, parallelism=1)
 
+SQLITE_INTEGERS = 2 ** 63
+"""SQLite's integers are 64-bit: a larger Python int cannot be bound to a query."""
+
 
 @dataclass(frozen=True)
 class Author:
@@ -366,6 +369,10 @@ class LeagueStore:
             f"{_VERSION_QUERY} {where} ORDER BY b.name, v.number", params)]
 
     def version(self, version_id: int) -> Version | None:
+        """The version of that id; None when there is none (an id past SQLite's 64-bit
+        integers, from an address, included: no row has it)."""
+        if not -SQLITE_INTEGERS <= version_id < SQLITE_INTEGERS:
+            return None
         found = self.versions("WHERE v.id = ?", (version_id,))
         return found[0] if found else None
 

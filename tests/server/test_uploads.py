@@ -137,6 +137,21 @@ def test_tokens_required_and_checked(server: Server) -> None:
         assert anonymous.get("/").status_code == 200
 
 
+@pytest.mark.parametrize("path", [
+    "/api/versions/{}", "/me/versions/{}", "/me/matches/m0001/stderr/{}",
+    "/api/matches/{}", "/api/bots/{}", "/bots/{}.html", "/matches/{}.html", "/logs/{}.jsonl.gz",
+])
+@pytest.mark.parametrize("value", ["99999999999999999999999", "9223372036854775808", "%00",
+                                   "x" * 3000, "%C0%AE%C0%AE"])
+def test_odd_addresses_are_not_found_not_a_server_error(server: Server, path: str,
+                                                        value: str) -> None:
+    """Numbers past SQLite's 64-bit integers, NUL bytes, long or overlong-encoded names in
+    an address: a 404 (or the login it needs), never a 500."""
+    with server.client("alice") as client:
+        status = client.get(path.format(value)).status_code
+    assert status in (303, 401, 404), f"{path.format(value)[:80]} answered {status}"
+
+
 def test_every_response_carries_the_security_headers(server: Server) -> None:
     with server.client("alice") as client:
         for path in ("/", "/api/standings", "/me", "/nowhere", "/assets/style.css"):
