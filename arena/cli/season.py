@@ -462,8 +462,10 @@ def _season_export(args: argparse.Namespace) -> int:
 def _csv(rows: list[list[object]]) -> str:
     import io
 
+    from arena.spreadsheet import safe_cell
+
     buffer = io.StringIO()
-    csv.writer(buffer).writerows(rows)
+    csv.writer(buffer).writerows([safe_cell(cell) for cell in row] for row in rows)
     return buffer.getvalue()
 
 

@@ -59,6 +59,7 @@ from arena.report.matchpage import (
 )
 from arena.rules.cards import CARD_COLOUR, CARD_NAMES
 from arena.rules.narration import card_words, describe_rules, variant_lines
+from arena.spreadsheet import safe_cell
 
 COLOUR_NAMES = ("red", "yellow", "green", "blue", "wild")
 ASSETS = ("style.css", "replay.js", "tables.js")
@@ -993,7 +994,8 @@ def _csv(rows: list[dict[str, Any]], header: bool = True) -> bytes:
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
         if header:
             writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({key: safe_cell(value) for key, value in row.items()}
+                         for row in rows)
     return buffer.getvalue().encode()
 
 
