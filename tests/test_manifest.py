@@ -77,3 +77,31 @@ def test_author_must_be_a_string(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match="field 'author' must be a string"):
         load_manifest(write(tmp_path, BASE + "author = 3\n"))
 
+
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string (the characters TOML wants escaped, escaped)."""
+    return '"' + "".join(f"\\u{ord(c):04x}" if ord(c) < 0x20 or c in '\x7f"\\' else c
+                         for c in text) + '"'
+
+
+@pytest.mark.parametrize("field", ["name", "version", "author"])
+@pytest.mark.parametrize("text", [
+    "evil\x1b]0;pwned\x07", "clear\x1b[2J", "two\nlines", "back\rspace", "bell\x07",
+    "tab\there", "del\x7f", "csi\x9b31m", "line\u2028sep", "para\u2029sep", "gnirts\u202e",
+    "isolate\u2066x\u2069", "mark\u200f",
+])
+def test_a_name_that_would_act_on_a_terminal_or_read_as_another_is_refused(
+        tmp_path: Path, field: str, text: str) -> None:
+    base = "".join(line for line in BASE.splitlines(keepends=True)
+                   if not line.startswith(f"{field} ="))
+    with pytest.raises(ManifestError, match=f"field '{field}' holds the character U\\+"):
+        load_manifest(write(tmp_path, f"{base}{field} = {toml_string(text)}\n"))
+
+
+@pytest.mark.parametrize("name", ["greedy ☃", "名前", "café", "\U0001f468\u200d\U0001f469",
+                                  'quote " and \\ backslash', "a b-c_d.e"])
+def test_names_beyond_ascii_are_accepted(tmp_path: Path, name: str) -> None:
+    text = BASE.replace('name = "b"', f"name = {toml_string(name)}")
+    assert load_manifest(write(tmp_path, text)).name == name

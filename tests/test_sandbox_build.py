@@ -87,6 +87,21 @@ def test_failing_build_names_the_bot_and_quotes_its_output(tmp_path: Path,
     assert "step one" in message and "bot.c:3: error: oops" in message
 
 
+def test_a_failing_builds_escape_sequences_are_quoted_not_sent_to_the_terminal(
+        tmp_path: Path) -> None:
+    """A build's output is the bot's: its escape sequences (a window title, a cleared
+    screen, a colour) are shown as escapes in the error the organiser reads."""
+    source = make_bot(tmp_path / "bot", r"printf 'a\033]0;pwned\007b\033[2Jc\033[31md\n'; "
+                                        r"printf 'e\302\233f\342\200\256g\n' >&2; exit 3")
+    with pytest.raises(BuildError) as caught:
+        prepare(load_manifest(source), "plain", SandboxLimits(), tmp_path / "runs",
+                trusted=True)
+    message = str(caught.value)
+    assert r"a\x1b]0;pwned\x07b\x1b[2Jc\x1b[31md" in message
+    assert r"e\x9bf\u202eg" in message
+    assert not {"\x1b", "\x07", "\x9b", "\u202e"} & set(message)
+
+
 def test_build_has_its_own_time_limit(tmp_path: Path) -> None:
     source = make_bot(tmp_path / "bot", "echo started; sleep 60")
     with pytest.raises(BuildError, match=r"timed out after 1 s(.|\n)*started"):

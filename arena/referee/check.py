@@ -48,6 +48,7 @@ from arena.rules.cards import CARD_RANK, DRAW_TEN, DRAW_TWO_RANK, WILD_DRAW_FOUR
 from arena.rules.observation import Observation
 from arena.rules.options import OFFICIAL, RuleOptions
 from arena.rules.state import Match
+from arena.text import visible
 
 OFFICIAL_KINDS = (DecisionKind.PLAY_OR_DRAW, DecisionKind.PLAY_DRAWN_OR_KEEP,
                   DecisionKind.CHOOSE_COLOUR, DecisionKind.CHALLENGE_OR_ACCEPT)
@@ -345,7 +346,8 @@ def stderr_tail(path: Path | None, lines: int = STDERR_TAIL_LINES) -> list[str]:
             text = stream.read().decode("utf-8", errors="replace")
     except OSError:
         return []
-    return [line for line in text.splitlines() if line.strip()][-lines:]
+    # The bot's own words, quoted: escape sequences shown, not run by the reader's terminal.
+    return [visible(line) for line in text.splitlines() if line.strip()][-lines:]
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ from pathlib import Path
 from arena.cache import cache_folder
 from arena.sandbox.launcher import StartedProcess
 from arena.sandbox.manifest import BotManifest, ManifestError, ignored_patterns
+from arena.text import visible
 
 TAIL_LINES = 20
 CACHE_VARIABLE = "ARENA_BUILD_CACHE"
@@ -185,7 +186,8 @@ def _tail(process: StartedProcess) -> str:
     for path in (process.stdout_path, process.stderr_path):
         with contextlib.suppress(OSError):
             lines += path.read_text(errors="replace").splitlines()
-    return "\n".join(f"  | {line}" for line in lines[-TAIL_LINES:]) or "  (no output)"
+    # What a build printed is the bot's: its escape sequences are shown, not run.
+    return "\n".join(f"  | {visible(line)}" for line in lines[-TAIL_LINES:]) or "  (no output)"
 
 
 def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProcess],

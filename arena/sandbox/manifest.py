@@ -11,7 +11,9 @@
     runtimes = ["/usr/lib/jvm/temurin-25-jdk-amd64"]   # extra read-only system folders
 
 Unknown fields are refused with the closest known one ("did you mean"): a misspelt ``biuld``
-must not silently leave a bot unbuilt.
+must not silently leave a bot unbuilt. ``name``, ``version`` and ``author`` are any text
+but control characters and direction marks (``arena.text``): they are shown in organisers'
+terminals and on pages.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from arena.rules.options import VARIANTS
+from arena.text import unshowable
 
 KNOWN_LANGUAGES = ("python", "javascript", "typescript", "cpp", "c", "go", "rust", "java",
                    "kotlin", "stdio-json", "other")
@@ -231,6 +234,13 @@ def load_manifest(folder: Path | str) -> BotManifest:
             raise ManifestError(f"{path}: field '{key}' must be a non-empty string")
     if not isinstance(data.get("author", ""), str):
         raise ManifestError(f"{path}: field 'author' must be a string")
+    for key in ("name", "version", "author"):
+        hidden = unshowable(data.get(key, ""))
+        if hidden:
+            raise ManifestError(f"{path}: field '{key}' holds {hidden}; a name is shown in "
+                                "terminals and pages, so it may hold no control character "
+                                "(an escape sequence, a line break) nor any that reverses "
+                                "the text's direction")
     language = data["language"].lower()
     if not _LANGUAGE_NAME.fullmatch(language):
         raise ManifestError(f"{path}: field 'language' is {data['language']!r}; give the "

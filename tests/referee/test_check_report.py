@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from arena.referee.check import Habits, describe_exit, habits, percentile, warnings
+from arena.referee.check import (
+    Habits,
+    describe_exit,
+    habits,
+    percentile,
+    stderr_tail,
+    warnings,
+)
 from arena.referee.log import MatchLogWriter
 from arena.rules.actions import ACCEPT, CHALLENGE, DRAW
 
@@ -161,3 +168,13 @@ def test_the_guides_tell_stdio_authors_to_flush() -> None:
     assert "Flush stdout after every answer" in (ROOT / "arena" / "kits" / "stdio" /
                                                  "README.md").read_text()
     assert signal.SIGSEGV.value == 11  # the crash test's figures assume Linux numbering
+
+
+def test_a_crashed_bots_stderr_is_quoted_with_its_escape_sequences_shown(tmp_path: Path
+                                                                         ) -> None:
+    """The end of a crashed bot's stderr, quoted in `arena check`'s report: what a terminal
+    would run (a window title, a cleared screen) is written as escapes."""
+    stderr = tmp_path / "seat0.stderr.log"
+    stderr.write_bytes(b"starting\n\x1b]0;pwned\x07oops\x1b[2J\n\xc2\x9bgone\r\n")
+    assert stderr_tail(stderr) == ["starting", "\\x1b]0;pwned\\x07oops\\x1b[2J",
+                                   "\\x9bgone"]
