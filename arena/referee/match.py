@@ -41,6 +41,7 @@ from arena.rules.actions import UNO_CALL, Action, action_name
 from arena.rules.options import OFFICIAL, RuleOptions, missing_variants
 from arena.rules.seeds import MatchSeed
 from arena.rules.state import Match
+from arena.text import visible
 
 # What a bot may make the referee hold: its memory must not depend on what bots send.
 MAX_MESSAGE_BYTES = 16 * 1024
@@ -314,8 +315,10 @@ class _Referee:
         self.connections[seat] = connection
         report = self.reports[seat]
         report.connected = True
-        report.name = connection.hello.bot_name[:100]
-        report.version = connection.hello.bot_version[:100]
+        # What the bot says it is, shown in logs, terminals and to the other seats: its
+        # control characters as escapes.
+        report.name = visible(connection.hello.bot_name[:100])
+        report.version = visible(connection.hello.bot_version[:100])
         self._check_all_in()
 
     def _check_all_in(self) -> None:
@@ -331,7 +334,8 @@ class _Referee:
         if not missing:
             return ""
         report = self.reports[seat]
-        report.name, report.version = hello.bot_name[:100], hello.bot_version[:100]
+        report.name = visible(hello.bot_name[:100])
+        report.version = visible(hello.bot_version[:100])
         self.unsupported[seat] = (
             f"bot {report.name} {report.version} does not support the variant(s) "
             f"{', '.join(missing)} of this match (its hello declares "

@@ -209,3 +209,21 @@ def test_an_error_while_playing_on_ends_the_match_with_it(tmp_path: Path,
     with pytest.raises(RuntimeError, match="engine broke"):
         asyncio.run(play_over(spec_for(tmp_path / "m.jsonl.gz", PATIENT), [{}, {}],
                               delay=0.001))
+
+
+def test_a_bots_self_declared_name_reaches_logs_and_terminals_as_text() -> None:
+    """The name and version a bot's hello gives are shown in the log's seats, to the other
+    seats and in refusals printed to terminals: their control characters and direction
+    marks as escapes, never run by a terminal."""
+    from arena.rules.options import RuleOptions
+
+    hello = pb.Hello(bot_name="evil\x1b]0;pwned\x07\x1b[2J", bot_version="1\u202e\n")
+    seated = referee_module._Referee(MatchSpec("names", 7, 2))
+    seated.attach(0, referee_module._Connection(None, hello))  # type: ignore[arg-type]
+    report = seated.reports[0]
+    assert (report.name, report.version) == ("evil\\x1b]0;pwned\\x07\\x1b[2J", "1\\u202e\\x0a")
+    refusing = referee_module._Referee(
+        MatchSpec("names", 7, 2, options=RuleOptions(stacking=True)))
+    reason = refusing.refuse_unsupported(1, hello)
+    assert "does not support the variant(s) stacking" in reason
+    assert "evil\\x1b]0;pwned" in reason and not {"\x1b", "\x07", "\u202e", "\n"} & set(reason)
