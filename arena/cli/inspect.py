@@ -70,18 +70,20 @@ def _inspect(args: argparse.Namespace) -> int:
     referee's default after a fault, the autopilot after disqualification), and the time
     it took against the deadline, with the time bank left."""
     from arena.report.matchpage import LogError, damaged
+    from arena.text import visible
 
     try:
         seat_log = load_seat(Path(args.log), args.seat)
         lines = list(_inspection(seat_log))
     except LogError as error:
-        print(f"arena inspect: {error}", file=sys.stderr)
+        print(f"arena inspect: {visible(str(error))}", file=sys.stderr)
         return 2
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         print(f"arena inspect: {damaged(Path(args.log), error)}", file=sys.stderr)
         return 2
     try:
-        print("\n".join(lines), flush=True)
+        # A log's text is whoever wrote the log's: shown, never run by the terminal.
+        print("\n".join(visible(line) for line in lines), flush=True)
     except BrokenPipeError:
         # The reader went away (``| head``): quietly, as other tools do; stdout is pointed
         # at /dev/null so that Python's own flush at exit fails no more.

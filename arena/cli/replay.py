@@ -15,8 +15,14 @@ def _replay(args: argparse.Namespace) -> int:
     """Re-run match logs through the engine, check each agrees with what it records (and
     with the season key's commitment), and show them turn by turn."""
     from rich.console import Console
+    from rich.markup import escape
 
     from arena.referee.replay import ReplayMismatch, replay
+    from arena.text import visible
+
+    def shown(value: object) -> str:
+        # A log's text is whoever wrote the log's: no rich markup, no escape sequence.
+        return escape(visible(str(value)))
 
     console = Console(highlight=False, soft_wrap=True)  # a path is never cut across lines
     names: list[str] = []
@@ -32,12 +38,13 @@ def _replay(args: argparse.Namespace) -> int:
         elif kind == "event":
             line = describe(events.from_record({k: v for k, v in record.items()
                                                 if k != "type"}), names)
-            console.print(line)
+            console.print(shown(line))
         elif kind == "fault":
-            console.print(f"[red]fault[/red] seat {record['seat']}: {record['reason']}")
+            console.print(f"[red]fault[/red] seat {shown(record['seat'])}: "
+                          f"{shown(record['reason'])}")
         elif kind == "decision" and record.get("source") != "bot":
-            console.print(f"  [dim]({record['source']} played {record['name']} for seat "
-                          f"{record['seat']})[/dim]")
+            console.print(f"  [dim]({shown(record['source'])} played {shown(record['name'])} "
+                          f"for seat {shown(record['seat'])})[/dim]")
 
     failed = 0
     for name in args.logs:
@@ -46,10 +53,10 @@ def _replay(args: argparse.Namespace) -> int:
         try:
             result = replay(log, show, season_key=key)
         except (ReplayMismatch, OSError, ValueError, KeyError, EOFError) as error:
-            console.print(f"[red]replay failed:[/red] {error}")
+            console.print(f"[red]replay failed:[/red] {shown(error)}")
             failed += 1
             continue
-        console.print(f"[green]{log}: replay agrees with the log[/green]: "
+        console.print(f"[green]{shown(log)}: replay agrees with the log[/green]: "
                       f"{len(result.match.events)} events, scores {result.match.scores}")
     if len(args.logs) > 1:
         console.print(f"{len(args.logs) - failed} of {len(args.logs)} logs agree")

@@ -99,3 +99,35 @@ def test_replay_detects_a_tampered_log(tmp_path: Path) -> None:
     shown = arena("replay", "--quiet", str(log), cwd=tmp_path)
     assert shown.returncode == 1
     assert "final scores: logged" in shown.stdout
+
+
+def test_a_logs_text_is_shown_not_run_by_replay_and_inspect(tmp_path: Path) -> None:
+    """A match log is whoever wrote it's: seat names, fault reasons and sources that hold
+    escape sequences or rich markup are printed as text by `arena replay` and `arena
+    inspect` (no terminal control, no markup error)."""
+    import gzip
+    import json
+
+    result = arena("play", str(SAMPLES / "greedy"), str(SAMPLES / "random"), "--matches", "1",
+                   "--logs", str(tmp_path / "logs"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    log = next((tmp_path / "logs").glob("*.jsonl.gz"))
+    with gzip.open(log, "rt") as source:
+        lines = [json.loads(line) for line in source]
+    for line in lines:
+        if line["type"] == "seats":
+            line["seats"][0]["name"] = "evil\x1b]0;pwned\x07[/x][red]"
+    seats_at = next(i for i, line in enumerate(lines) if line["type"] == "seats")
+    lines.insert(seats_at + 1, {"type": "fault", "seat": 0, "kind": "MALFORMED",
+                                "reason": "oops [/] \x1b[2J\u202egone", "strikes": 1,
+                                "disqualified": False})
+    with gzip.open(log, "wt") as out:
+        out.writelines(json.dumps(line) + "\n" for line in lines)
+    for command in (("replay", str(log)), ("inspect", str(log), "--seat", "0")):
+        shown = arena(*command, cwd=tmp_path)
+        output = shown.stdout + shown.stderr
+        assert "Traceback" not in output, output
+        assert not {"\x1b", "\x07", "\u202e"} & set(output), command
+        assert "\\x1b]0;pwned\\x07" in output, command
+        assert "oops [/] \\x1b[2J\\u202egone" in output, command
+    assert "replay agrees with the log" in arena("replay", str(log), cwd=tmp_path).stdout
