@@ -54,6 +54,37 @@ if TYPE_CHECKING:  # numpy and scipy are imported where tables of 3+ need them: 
 EXHAUSTIVE_SEATINGS = 720
 """Groups with at most this many seatings (k!, up to 6 seats) weigh every one."""
 
+MOST_MATCHES = 2_000_000
+"""The most matches a two-player season schedules (each computed from its number alone)."""
+MOST_TABLE_MATCHES = 100_000
+"""The most matches a season at tables of 3+ schedules: that schedule is made whole before
+the first match (every group of entrants, balanced match by match: 30 to 90 s at this
+size on a 2-core machine), and the groups grow fast (200 entrants at 4 seats: 64,684,950
+groups)."""
+
+
+def schedule_size(entrants: int, table_size: int, matches_per_group: int) -> int:
+    """The matches of a season: every group of ``table_size`` entrants, each
+    ``matches_per_group`` times."""
+    return math.comb(entrants, table_size) * matches_per_group
+
+
+def too_large(entrants: int, table_size: int, matches_per_group: int) -> str | None:
+    """Why a season of this shape cannot be scheduled (None: it can)."""
+    total = schedule_size(entrants, table_size, matches_per_group)
+    most = MOST_MATCHES if table_size == 2 else MOST_TABLE_MATCHES
+    if total <= most:
+        return None
+    groups = math.comb(entrants, table_size)
+    kind = ("pair" if table_size == 2 else "group") + ("" if groups == 1 else "s") + (
+        "" if table_size == 2 else f" of {table_size}")
+    return (f"{entrants} entrants make {groups:,} {kind}, {total:,} matches at "
+            f"matches_per_group = {matches_per_group}: more than the {most:,} a season "
+            f"{'at two seats' if table_size == 2 else 'at tables of 3+'} schedules (every "
+            f"{'pair' if table_size == 2 else 'group'} plays); lower matches_per_group"
+            + (", or split the entrants into several seasons" if table_size == 2 else
+               ", play at smaller tables, or split the entrants into several seasons"))
+
 
 @dataclass(frozen=True)
 class ScheduledMatch:

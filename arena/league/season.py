@@ -48,6 +48,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from arena.league.schedule import too_large
 from arena.referee.limits import Limits
 from arena.rules.options import RuleOptions
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
@@ -312,6 +313,9 @@ def load_season(path: Path | str) -> Season:
     if len(entrants) < table_size:
         raise SeasonError(f"{path}: [season] table_size is {table_size} but only "
                           f"{len(entrants)} entrant(s) are listed")
+    oversized = too_large(len(entrants), table_size, per_group)
+    if oversized:
+        raise SeasonError(f"{path}: [season] {oversized}")
     executor = season.string("executor", "local")
     if executor not in EXECUTORS:
         raise season.error("executor", " or ".join(f'"{e}"' for e in EXECUTORS), executor)

@@ -296,3 +296,17 @@ def test_a_pairs_matches_are_spread_over_the_season() -> None:
         positions[match.group].append(index)
     for indices in positions.values():
         assert [b - a for a, b in itertools.pairwise(indices)] == [15] * 9
+
+
+def test_a_season_schedules_at_most_its_cap_of_matches() -> None:
+    """Two seats: up to MOST_MATCHES (each match computed from its number); tables of 3+:
+    up to MOST_TABLE_MATCHES (the schedule is made whole first, and the groups of entrants
+    grow combinatorially: 200 entrants at 4 seats would be 64,684,950 groups)."""
+    from arena.league.schedule import MOST_MATCHES, MOST_TABLE_MATCHES, too_large
+
+    assert too_large(3, 2, MOST_MATCHES // 3) is None
+    assert "more than the 2,000,000" in str(too_large(3, 2, MOST_MATCHES // 3 + 1))
+    assert too_large(4, 3, MOST_TABLE_MATCHES // 4) is None
+    assert "more than the 100,000" in str(too_large(4, 3, MOST_TABLE_MATCHES // 4 + 1))
+    assert "64,684,950 groups of 4" in str(too_large(200, 4, 1))
+    assert too_large(200, 2, 50) is None  # 995,000 matches: a large two-player league
