@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from arena.league.schedule import schedule
+from arena.league.schedule import schedule, too_large
 from arena.rating.official import OfficialStandings, official_standings
 from arena.rating.outcome import Outcome
 from arena.rating.trueskill_ratings import Leaderboard, Standing, rate_season
@@ -192,10 +192,21 @@ def final_entrants(store: LeagueStore) -> list[Version]:
     return sorted(newest.values(), key=lambda v: v.bot)
 
 
+class FinalTooLarge(ValueError):
+    """A final whose schedule would be too large to make; the message says what to change."""
+
+
 def final_schedule(league: League, entrants: Sequence[Version]
                    ) -> list[tuple[str, str, tuple[int, ...], int, int, int]]:
     """The final round robin (``arena.league.schedule``, as a season plays it):
-    (match id, deal label, version ids by seat, group, deal, round) each."""
+    (match id, deal label, version ids by seat, group, deal, round) each. FinalTooLarge
+    when it has more matches than a season may schedule (its entrants are every active
+    bot: at tables of 3+ every group of them plays)."""
+    oversized = too_large(len(entrants), league.ladder.table_size,
+                          league.final.matches_per_group)
+    if oversized:
+        raise FinalTooLarge(f"the final cannot be scheduled: {oversized} (here, entrants "
+                            "are the active bots)")
     planned = schedule(len(entrants), league.ladder.table_size,
                        league.final.matches_per_group, league.final.duplicate_deals)
     return [(f"final-{m.match_id}", f"final/{m.chance}",

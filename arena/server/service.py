@@ -294,8 +294,12 @@ class LeagueService:
                 store.set_meta({"final_note": f"the final needs {self.league.ladder.table_size}"
                                 f" active bots; {len(entrants)} are"})
                 return []
-            store.schedule_final(ladder.final_schedule(self.league, entrants),
-                                 secrets.token_bytes(32))
+            try:
+                planned = ladder.final_schedule(self.league, entrants)
+            except ladder.FinalTooLarge as error:  # shown on the final's page
+                store.set_meta({"final_note": str(error)})
+                return []
+            store.schedule_final(planned, secrets.token_bytes(32))
         pending = store.matches("WHERE kind = 'final' AND status = 'scheduled'")
         if not pending:
             if store.meta("final_complete") is None and not store.matches(

@@ -374,3 +374,30 @@ def test_the_match_loop_survives_a_failure_and_releases_its_matches(
     assert statuses["L000001"] == "discarded"
     assert store.results_of("L000001") == []
     assert service.errors and "No space left" in service.errors[0]
+
+
+def test_a_final_too_large_to_schedule_says_so_on_its_page(store: LeagueStore,
+                                                           league: League) -> None:
+    """The final plays every group of the active bots: at 4-player tables 60 bots are
+    487,635 groups. It is not scheduled (the service would spend hours, then the memory,
+    on it); the final's page says why and what to change."""
+    import dataclasses
+
+    from arena.server.service import LeagueService
+
+    four = dataclasses.replace(league, ladder=dataclasses.replace(league.ladder, table_size=4),
+                               final=dataclasses.replace(league.final, matches_per_group=1))
+    for index in range(60):  # an author may have a few bots: 12 authors of 5
+        if index % 5 == 0:
+            author = _author(store, f"author{index // 5}")
+        _version(store, author, f"bot{index}")
+    entrants = ladder.final_entrants(store)
+    assert len(entrants) == 60
+    with pytest.raises(ladder.FinalTooLarge, match="487,635 groups of 4"):
+        ladder.final_schedule(four, entrants)
+    assert LeagueService(four)._final_jobs(store, 2) == []
+    note = store.meta("final_note") or ""
+    assert "the final cannot be scheduled" in note and "lower matches_per_group" in note
+    assert not store.matches("WHERE kind = 'final'")
+    # At two seats the same bots make a final of 1,770 pairs.
+    assert len(ladder.final_schedule(league, entrants)) == 1770 * league.final.matches_per_group
