@@ -4,6 +4,7 @@ folder (a link out, `..`), no directory listing. Real HTTP requests to a running
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import http.client
 import os
@@ -16,6 +17,20 @@ import pytest
 from arena.report.serve import accepts_gzip, make_server
 
 PAGE = "<!doctype html><title>standings</title>" + "<p>row</p>" * 2000
+
+
+@contextlib.contextmanager
+def serving(root: Path) -> Iterator[int]:
+    """``arena serve root`` in a thread of this process: its port."""
+    server = make_server(root, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_port
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
 
 
 @pytest.fixture()
@@ -35,15 +50,8 @@ def site(tmp_path: Path) -> Iterator[tuple[Path, int]]:
     outside.write_text("the organiser's own file")
     os.symlink(outside, root / "link.html")
     os.symlink(tmp_path, root / "up")
-    server = make_server(root, 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield root, server.server_port
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(root) as port:
+        yield root, port
 
 
 def get(port: int, path: str, method: str = "GET", **headers: str
@@ -143,15 +151,8 @@ def seasons(tmp_path: Path) -> Iterator[tuple[Path, int]]:
             f'{{"season": "{name} cup", "standings": [{{"bot": "{leader}", "rank": "1"}}],'
             ' "matches": {"done": 12}}')
         (root / name / ".render-state.json").write_text('{"_templates": "secret"}')
-    server = make_server(root, 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield root, server.server_port
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serving(root) as port:
+        yield root, port
 
 
 @pytest.mark.parametrize("path", ["/", "/index.html", "/?sort=name"])
