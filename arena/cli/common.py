@@ -151,6 +151,18 @@ def key_for_log(log: Path) -> bytes | None:
     return None
 
 
+def port_number(text: str) -> int:
+    """A TCP port for ``--port`` (0: any free port, which the command then prints)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port: give 1 to 65535 (or 0 for "
+                                         "any free port)")
+    return port
+
+
 def key_argument(text: str) -> bytes:
     """argparse type for --key: 64 hex digits."""
     try:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arena.cli.common import port_number
 from arena.cli.season import reader_errors, reading, season_or_exit
 from arena.league.season import SeasonError
 from arena.league.store import SeasonStore, StoreError, StoreMissing
@@ -84,7 +85,12 @@ def _serve(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 1
         # Several seasons: / lists them, each served from its folder.
-    server = make_server(directory, args.port)
+    try:
+        server = make_server(directory, args.port)
+    except OSError as error:  # a port in use, or one this user may not listen on
+        print(f"arena serve: cannot listen on 127.0.0.1:{args.port} ({error.strerror}); "
+              "choose another --port", file=sys.stderr)
+        return 1
     print(f"serving {directory} at http://127.0.0.1:{server.server_port}/ (Ctrl-C to stop)",
           flush=True)
     try:
@@ -107,5 +113,6 @@ def register(commands: Any) -> None:
     serve = commands.add_parser("serve", help="serve a rendered site on localhost",
                                 description=_serve.__doc__)
     serve.add_argument("directory", nargs="?", default="reports", metavar="DIR")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=port_number, default=8000,
+                       help="listen on this port (default 8000; 0: any free port)")
     serve.set_defaults(run=_serve)

@@ -17,6 +17,7 @@ import argparse
 import sys
 from typing import Any
 
+from arena.cli.common import port_number
 from arena.league.store import StoreError
 
 ACTIONS = ("add-author", "advance", "withdraw", "disqualify", "readmit")
@@ -135,6 +136,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--league", default="LEAGUE.toml",
                         help="the league file of an action (default: LEAGUE.toml here)")
     parser.add_argument("--host", help="listen here (default: the league file's, 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="listen on this port (default: the file's)")
+    parser.add_argument("--port", type=port_number,
+                        help="listen on this port (default: the file's; 0: any free port)")
     parser.add_argument("--reason", help="disqualify: why (shown publicly)")
     parser.set_defaults(run=_server)

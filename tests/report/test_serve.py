@@ -183,3 +183,29 @@ def test_each_season_is_served_as_a_site(seasons: tuple[Path, int]) -> None:
         status, _, body = get(port, path, **{"Accept-Encoding": "gzip"})
         assert status == 404, f"{path} answered {status}"
         assert b"secret" not in body
+
+
+def test_a_port_that_cannot_be_listened_on_is_one_clear_line(site: tuple[Path, int]) -> None:
+    """`arena serve --port`: not a port (past 65535, negative, a word) is a usage error;
+    a port in use is one line saying so, with no traceback."""
+    import socket
+    import subprocess
+    import sys
+
+    root, _ = site
+
+    def serve(port: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "arena.cli", "serve", str(root),
+                               "--port", port], capture_output=True, text=True, timeout=60)
+
+    for port in ("70000", "-1", "eighty"):
+        refused = serve(port)
+        assert refused.returncode == 2 and "is not a port: give 1 to 65535" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = serve(str(taken.getsockname()[1]))
+    assert busy.returncode == 1, busy.stdout + busy.stderr
+    assert "cannot listen on 127.0.0.1:" in busy.stderr and "choose another --port" in busy.stderr
+    assert "Traceback" not in busy.stderr

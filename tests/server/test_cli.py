@@ -91,3 +91,12 @@ def test_server_says_when_its_port_is_taken(run: Run, tmp_path: Path) -> None:
         port = taken.getsockname()[1]
         one_line(run("server", str(write_league(tmp_path)), "--port", str(port)), 2,
                  f"cannot listen on 127.0.0.1:{port}", "in use")
+
+
+@pytest.mark.parametrize("port", ["70000", "-1", "http"])
+def test_server_refuses_what_is_not_a_port(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                           port: str) -> None:
+    with pytest.raises(SystemExit) as exited:  # argparse's usage error, before anything starts
+        main(["server", str(write_league(tmp_path)), "--port", port])
+    assert exited.value.code == 2
+    assert "is not a port: give 1 to 65535" in capsys.readouterr().err
