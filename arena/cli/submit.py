@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from arena.text import visible
+
 TOKEN_VARIABLE = "ARENA_TOKEN"
 FINAL_STATUSES = ("active", "failed", "retired")
 
@@ -32,6 +34,16 @@ def read_token(token_file: str | None) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return lines[0].strip() if lines else None
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return seconds
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -68,22 +80,52 @@ def _submit(args: argparse.Namespace) -> int:
             if response.status_code != 201:
                 return _fail(f"{base} refused the submission ({response.status_code}): "
                              f"{_error(response)}")
-            version = response.json()
-            print(f"submitted {version['bot']} version {version['number']} "
-                  f"({len(archive)} bytes, sources {version['content_hash'][:16]}): "
-                  f"{version['status']}", flush=True)
+            version = _answer(response)
+            print(shown(f"submitted {version['bot']} version {version['number']} "
+                        f"({len(archive)} bytes, sources {version['content_hash'][:16]}): "
+                        f"{version['status']}"), flush=True)
             if not args.wait:
                 return 0
             return _wait(client, version)
-    except httpx.HTTPError as error:
+    except (httpx.HTTPError, httpx.InvalidURL) as error:
         return _fail(f"cannot reach {base}: {error}")
+    except NotALeagueServer as error:
+        return _fail(f"{base} is not a league server, or not this version's: {error}")
+
+
+class NotALeagueServer(ValueError):
+    """An answer that is not what a league server answers."""
+
+
+VERSION_FIELDS = ("id", "bot", "number", "content_hash", "status")
+
+
+def _answer(response: Any) -> dict[str, Any]:
+    """A version as the server gave it, with the fields this command reads."""
+    try:
+        version = response.json()
+    except ValueError:
+        raise NotALeagueServer(f"its answer is not JSON ({_error(response)})") from None
+    if not isinstance(version, dict) or not all(
+            isinstance(version.get(name), int if name in ("id", "number") else str)
+            for name in VERSION_FIELDS):
+        raise NotALeagueServer("its answer is not a version") from None
+    return version
+
+
+def shown(text: str) -> str:
+    """What the server sent, as text: a server's escape sequences are not run by the
+    author's terminal."""
+    return "\n".join(visible(line) for line in text.splitlines())
 
 
 def _error(response: Any) -> str:
     try:
-        return str(response.json().get("error", response.text))
-    except ValueError:
-        return str(response.text[:500])
+        return shown(str(response.json().get("error", response.text)))
+    except (ValueError, AttributeError):
+        # Not JSON (another web server): its status line and the start of its text.
+        gist = " ".join(response.text.split())[:120]
+        return shown(f"{response.reason_phrase}; {gist}" if gist else response.reason_phrase)
 
 
 def _wait(client: Any, version: dict[str, Any]) -> int:
@@ -94,12 +136,13 @@ def _wait(client: Any, version: dict[str, Any]) -> int:
         if response.status_code != 200:
             return _fail(f"cannot follow the version ({response.status_code}): "
                          f"{_error(response)}")
-        version = response.json()
+        version = _answer(response)
         if version["status"] != status:
             status = version["status"]
-            print(f"  {status}", flush=True)
+            print(shown(f"  {status}"), flush=True)
     if status == "failed":  # what failed: the check's report, or else the build's log
-        print(version.get("check_report") or version.get("build_log") or "", flush=True)
+        print(shown(str(version.get("check_report") or version.get("build_log") or "")),
+              flush=True)
         return 1
     return 0
 
@@ -114,5 +157,6 @@ def register(commands: Any) -> None:
     parser.add_argument("--token-file", help="a file whose first line is your token")
     parser.add_argument("--wait", action="store_true",
                         help="follow the version until it is active or failed")
-    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--timeout", type=_seconds, default=60.0,
+                        help="seconds to wait for the server's answers (default 60)")
     parser.set_defaults(run=_submit)

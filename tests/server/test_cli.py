@@ -100,3 +100,74 @@ def test_server_refuses_what_is_not_a_port(capsys: pytest.CaptureFixture[str], t
         main(["server", str(write_league(tmp_path)), "--port", port])
     assert exited.value.code == 2
     assert "is not a port: give 1 to 65535" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("status", "body", "code", "words"), [
+    (201, b"garbage", 1, ("is not a league server", "not JSON")),
+    (201, b'{"bot": 1}', 1, ("is not a league server", "not a version")),
+    (201, b"[1, 2]", 1, ("is not a league server", "not a version")),
+    (501, b"<html>\n<p>Unsupported method</p>\n</html>", 1,
+     ("refused the submission (501)", "Unsupported method")),
+    (422, b'{"error": "evil\\u001b[2J refused"}', 1, ("(422)", "evil\\x1b[2J refused")),
+    (201, b'{"id": 1, "bot": "x\\u001b]0;t\\u0007", "number": 1, "content_hash": "abc",'
+          b' "status": "queued"}', 0, ()),
+], ids=["not JSON", "not a version", "a list", "another web server", "a refusal with escapes",
+        "a version with escapes"])
+def test_submit_takes_nothing_for_granted_from_the_server(
+        capsys: pytest.CaptureFixture[str], status: int, body: bytes, code: int,
+        words: tuple[str, ...]) -> None:
+    """`arena submit` to something that is not a league server, or a hostile one: one line
+    saying so (no traceback), and the server's text shown, never run by the terminal."""
+    import http.server
+    import threading
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with mock.patch.dict(os.environ, {"ARENA_TOKEN": "1.secret"}):
+            result = main(["submit", str(SAMPLES / "random"), "--server",
+                           f"http://127.0.0.1:{server.server_port}", "--timeout", "10"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    out, err = capsys.readouterr()
+    assert result == code, out + err
+    assert not {"\x1b", "\x07"} & set(out + err)
+    if code:
+        lines = err.strip().splitlines()
+        assert len(lines) == 1, lines
+        assert all(word in lines[0] for word in words), lines[0]
+    else:
+        assert "submitted x\\x1b]0;t\\x07 version 1" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--server", "http://[::1"), "cannot reach"),
+    (("--server", "ftp://x"), "cannot reach"),
+])
+def test_submit_to_an_address_that_is_not_one(run: Run, args: tuple[str, ...],
+                                              message: str) -> None:
+    one_line(run("submit", str(SAMPLES / "random"), *args, env={"ARENA_TOKEN": "1.x"}), 1,
+             message)
+
+
+@pytest.mark.parametrize("timeout", ["-5", "0", "nan", "inf", "soon"])
+def test_submit_timeout_must_be_seconds(capsys: pytest.CaptureFixture[str],
+                                        timeout: str) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["submit", str(SAMPLES / "random"), "--server", "http://127.0.0.1:9",
+              "--timeout", timeout])
+    assert exited.value.code == 2
+    assert "is not a number of seconds above 0" in capsys.readouterr().err
