@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import math
 import os
 import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
 
-from arena.referee.limits import Limits
+from arena.referee.limits import SECONDS_RANGES, Limits
 from arena.rules.options import VARIANTS, RuleOptions, unsupported_message
 from arena.rules.seeds import parse_key
 from arena.sandbox import (
@@ -75,9 +76,9 @@ def build_bots(bots: list[BotManifest], args: argparse.Namespace, limits: Sandbo
 
 
 def add_clock_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--deadline", type=float, default=1.0,
+    parser.add_argument("--deadline", type=seconds_for("decision_deadline"), default=1.0,
                         help="seconds per decision (default 1)")
-    parser.add_argument("--time-bank", type=float, default=10.0,
+    parser.add_argument("--time-bank", type=seconds_for("time_bank"), default=10.0,
                         help="extra seconds per match (default 10)")
 
 
@@ -149,6 +150,35 @@ def key_for_log(log: Path) -> bytes | None:
             except ValueError:
                 return None
     return None
+
+
+def count(text: str) -> int:
+    """A number of matches for ``--matches``: a whole number from 1."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer ≥ 1, not {text}")
+    return number
+
+
+def seconds_for(limit: str) -> Callable[[str], float]:
+    """The ``type`` of an option setting the time limit ``limit`` (``SECONDS_RANGES``: a
+    finite number of seconds the wire carries)."""
+    low, high = SECONDS_RANGES[limit]
+
+    def seconds(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(
+                f"must be a number of seconds from {low:g} to {high:g}, not {text}")
+        return value
+
+    return seconds
 
 
 def port_number(text: str) -> int:

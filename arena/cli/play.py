@@ -18,6 +18,7 @@ from arena.cli.common import (
     add_sandbox_options,
     build_bots,
     clock_limits,
+    count,
     load_bots,
     private_folder,
     refuse_unsupported,
@@ -199,7 +200,7 @@ def register(commands: Any) -> None:
         description=_simulate.__doc__)
     simulate.add_argument("policies", nargs="+", metavar="POLICY",
                           help=f"one per seat: {', '.join(POLICIES)}")
-    simulate.add_argument("--matches", type=int, default=20)
+    simulate.add_argument("--matches", type=count, default=20)
     simulate.add_argument("--seed", type=int, default=1)
     add_rule_options(simulate)
     simulate.set_defaults(run=_simulate)
@@ -207,7 +208,7 @@ def register(commands: Any) -> None:
     play = commands.add_parser("play", help="play matches between bot folders",
                                description=_play.__doc__)
     play.add_argument("bots", nargs="+", metavar="BOT_DIR")
-    play.add_argument("--matches", type=int, default=10)
+    play.add_argument("--matches", type=count, default=10)
     play.add_argument("--seed", type=int,
                       help="deal from public seeds SEED, SEED+1, ... (predictable; default: a "
                            "fresh secret key, kept beside the logs for `arena replay`)")

@@ -41,6 +41,7 @@ was expected.
 from __future__ import annotations
 
 import glob
+import math
 import os
 import re
 import tomllib
@@ -49,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.schedule import too_large
-from arena.referee.limits import Limits
+from arena.referee.limits import SECONDS_RANGES, Limits
 from arena.rules.options import RuleOptions
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
 
@@ -174,10 +175,14 @@ class _Reader:
             raise self.error(key, f"an integer {span}", value)
         return value
 
-    def number(self, key: str, default: float, low: float) -> float:
+    def number(self, key: str, default: float, low: float, high: float = math.inf) -> float:
         value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
-            raise self.error(key, f"a number ≥ {low:g}", value)
+        # TOML has inf and nan: neither is a limit.
+        if (isinstance(value, bool) or not isinstance(value, int | float)
+                or not math.isfinite(value) or not low <= value <= high):
+            wanted = f"a number ≥ {low:g}" if high == math.inf else (
+                f"a number from {low:g} to {high:g}")
+            raise self.error(key, wanted, value)
         return float(value)
 
     def boolean(self, key: str, default: bool) -> bool:
@@ -251,11 +256,13 @@ def match_settings(path: Path, data: dict[str, Any]
     limits_reader = _Reader(path, "limits", data.get("limits", {}))
     defaults = Limits()
     limits = Limits(
-        decision_deadline=limits_reader.number("decision_deadline",
-                                               defaults.decision_deadline, 0.01),
-        time_bank=limits_reader.number("time_bank", defaults.time_bank, 0),
+        decision_deadline=limits_reader.number("decision_deadline", defaults.decision_deadline,
+                                               *SECONDS_RANGES["decision_deadline"]),
+        time_bank=limits_reader.number("time_bank", defaults.time_bank,
+                                       *SECONDS_RANGES["time_bank"]),
         strike_limit=limits_reader.integer("strike_limit", defaults.strike_limit, 1),
-        hello_timeout=limits_reader.number("hello_timeout", defaults.hello_timeout, 0.1),
+        hello_timeout=limits_reader.number("hello_timeout", defaults.hello_timeout,
+                                           *SECONDS_RANGES["hello_timeout"]),
     )
     sandbox_reader = _Reader(path, "sandbox", data.get("sandbox", {}))
     sandbox_defaults = SandboxSettings()

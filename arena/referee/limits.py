@@ -6,6 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+SECONDS_RANGES = {
+    "decision_deadline": (0.01, 3600.0),
+    "time_bank": (0.0, 86400.0),
+    "hello_timeout": (0.1, 3600.0),
+}
+"""What each time limit may be, in seconds (finite, and within what a request's uint32
+milliseconds carry): a season file or a command line giving more is refused."""
+
 
 @dataclass(frozen=True)
 class Limits:

@@ -131,3 +131,25 @@ def test_a_logs_text_is_shown_not_run_by_replay_and_inspect(tmp_path: Path) -> N
         assert "\\x1b]0;pwned\\x07" in output, command
         assert "oops [/] \\x1b[2J\\u202egone" in output, command
     assert "replay agrees with the log" in arena("replay", str(log), cwd=tmp_path).stdout
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("simulate", "random", "greedy", "--matches", "0"), "--matches: must be an integer ≥ 1"),
+    (("simulate", "random", "greedy", "--matches", "-3"), "--matches: must be an integer ≥ 1"),
+    (("play", "a", "b", "--matches", "0"), "--matches: must be an integer ≥ 1, not 0"),
+    (("play", "a", "b", "--deadline", "-1"), "--deadline: must be a number of seconds from 0.01"),
+    (("play", "a", "b", "--deadline", "nan"), "--deadline: must be a number of seconds"),
+    (("play", "a", "b", "--time-bank", "inf"), "--time-bank: must be a number of seconds from 0 "),
+    (("play", "a", "b", "--time-bank", "1e300"), "to 86400, not 1e300"),
+])
+def test_counts_and_time_limits_on_the_command_line_are_checked(
+        capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str) -> None:
+    """What a request could not carry (a NaN, an infinite or negative time) and a number
+    of matches below 1 are usage errors, before anything starts (they were tracebacks:
+    ZeroDivisionError, ValueError, OverflowError)."""
+    from arena.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(list(args))
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
