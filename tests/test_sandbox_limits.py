@@ -124,3 +124,15 @@ def test_season_settings_select_backend_and_limits(tmp_path: Path) -> None:
     assert isinstance(launcher, FallbackLauncher)
     assert record["limits"]["memory_mib"] == 640 and record["limits"]["processes"] == 32
     assert record["limits"]["cpu_seconds"] == 30
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("memory_mib", 0), ("memory_mib", 1 << 21), ("processes", 10 ** 20),
+    ("cpu_seconds", -1), ("cpu_cores", float("inf")), ("cpu_cores", float("nan")),
+    ("output_bytes", 1 << 50), ("build_seconds", 10 ** 9),
+])
+def test_a_limit_no_kernel_would_hold_is_refused_by_name(field: str, value: object) -> None:
+    """Past the most a limit may be (a TiB of memory, a year of CPU...), or not a positive
+    finite number: refused when the limits are made, not as every bot failing to start."""
+    with pytest.raises(ValueError, match=f"sandbox limit {field} must be positive and at most"):
+        SandboxLimits(**{field: value})  # type: ignore[arg-type]

@@ -50,8 +50,9 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.schedule import too_large
-from arena.referee.limits import SECONDS_RANGES, Limits
+from arena.referee.limits import MOST_STRIKES, SECONDS_RANGES, Limits
 from arena.rules.options import RuleOptions
+from arena.sandbox.limits import MOST
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
 
 EXECUTORS = ("local", "dask")
@@ -260,7 +261,8 @@ def match_settings(path: Path, data: dict[str, Any]
                                                *SECONDS_RANGES["decision_deadline"]),
         time_bank=limits_reader.number("time_bank", defaults.time_bank,
                                        *SECONDS_RANGES["time_bank"]),
-        strike_limit=limits_reader.integer("strike_limit", defaults.strike_limit, 1),
+        strike_limit=limits_reader.integer("strike_limit", defaults.strike_limit, 1,
+                                           MOST_STRIKES),
         hello_timeout=limits_reader.number("hello_timeout", defaults.hello_timeout,
                                            *SECONDS_RANGES["hello_timeout"]),
     )
@@ -268,9 +270,12 @@ def match_settings(path: Path, data: dict[str, Any]
     sandbox_defaults = SandboxSettings()
     sandbox = SandboxSettings(
         backend=sandbox_reader.string("backend", sandbox_defaults.backend),
-        memory_mb=sandbox_reader.integer("memory_mb", sandbox_defaults.memory_mb, 64),
-        processes=sandbox_reader.integer("processes", sandbox_defaults.processes, 1),
-        cpu_seconds=sandbox_reader.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1),
+        memory_mb=sandbox_reader.integer("memory_mb", sandbox_defaults.memory_mb, 64,
+                                         MOST["memory_mib"]),
+        processes=sandbox_reader.integer("processes", sandbox_defaults.processes, 1,
+                                         MOST["processes"]),
+        cpu_seconds=sandbox_reader.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1,
+                                           MOST["cpu_seconds"]),
         build_network=sandbox_reader.boolean("build_network", sandbox_defaults.build_network),
         build_seconds=sandbox_reader.integer("build_seconds", sandbox_defaults.build_seconds, 1),
         trusted_bots=sandbox_reader.boolean("trusted_bots", sandbox_defaults.trusted_bots),

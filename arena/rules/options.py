@@ -28,6 +28,8 @@ VARIANT_SECTIONS: Final = {
 
 LAZY_ROUNDS: Final = 7
 """§31: rounds in a lazy-scoring match unless ``rounds`` says otherwise."""
+WIRE_MOST: Final = 2 ** 32 - 1
+"""The largest number an option may be: the protocol carries them as uint32."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,10 @@ class RuleOptions:
             if type(value) is not wanted:  # bool is an int subclass: compare exactly
                 kind = "true or false" if wanted is bool else "a whole number"
                 raise ValueError(f"{option.name} must be {kind}, not {value!r}")
+        for option in fields(self):  # the rules reach the bots as 32-bit numbers
+            value = getattr(self, option.name)
+            if type(value) is int and value > WIRE_MOST:
+                problems.append(f"{option.name} must be at most {WIRE_MOST:,}, not {value}")
         if self.target_score < 1:
             problems.append(f"target_score must be at least 1, not {self.target_score}")
         if self.turn_limit < 1:

@@ -40,6 +40,13 @@ BUILD_SECONDS = 600
 """Wall-clock limit of a bot's build step."""
 
 
+MOST = {"memory_mib": 1 << 20, "processes": 1 << 16, "cpu_seconds": 31_536_000,
+        "cpu_cores": 1024, "open_files": 1 << 20, "file_size_mib": 1 << 20,
+        "tmpfs_mib": 1 << 20, "output_bytes": 1 << 40, "build_seconds": 31_536_000}
+"""The most each limit may be (a TiB, a year...): past that a value is a mistake, and past
+what the kernel's limits hold it would stop every bot from starting."""
+
+
 @dataclass(frozen=True)
 class SandboxLimits:
     """What one bot process tree may use. Recorded in every match log header."""
@@ -73,8 +80,11 @@ class SandboxLimits:
             if field.name == "off_turn":
                 continue
             value = getattr(self, field.name)
-            if not isinstance(value, bool) and not value > 0:
-                raise ValueError(f"sandbox limit {field.name} must be positive, not {value!r}")
+            if isinstance(value, bool):
+                continue
+            if not 0 < value <= MOST[field.name]:  # NaN fails both
+                raise ValueError(f"sandbox limit {field.name} must be positive and at most "
+                                 f"{MOST[field.name]:,}, not {value!r}")
 
     @property
     def memory_bytes(self) -> int:

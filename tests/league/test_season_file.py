@@ -229,6 +229,14 @@ MISTAKES = [
             ("[sandbox] backend", "dockr")),
     Mistake("sandbox memory_mb too small", season() + "\n[sandbox]\nmemory_mb = 10\n",
             ("[sandbox] memory_mb",)),
+    Mistake("sandbox processes past what the kernel's limits hold",
+            season() + "\n[sandbox]\nprocesses = 99999999999999999999\n",
+            ("[sandbox] processes", "from 1 to 65536")),
+    Mistake("target_score past what the wire carries",
+            season() + "\n[rules]\ntarget_score = 99999999999999999999\n",
+            ("[rules]", "target_score must be at most 4,294,967,295")),
+    Mistake("strike_limit 10^20", season() + "\n[limits]\nstrike_limit = 99999999999999999999\n",
+            ("[limits] strike_limit", "from 1 to 1000")),
 ]
 
 
