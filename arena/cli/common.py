@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import math
 import os
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from pathlib import Path
+from typing import TypeVar
 
 from arena.referee.limits import SECONDS_RANGES, Limits
 from arena.rules.options import VARIANTS, RuleOptions, unsupported_message
@@ -26,6 +26,7 @@ from arena.sandbox import (
     prepare,
 )
 
+Number = TypeVar("Number", int, float)
 
 def load_bots(folders: Sequence[str], command: str) -> list[BotManifest] | None:
     try:
@@ -152,45 +153,37 @@ def key_for_log(log: Path) -> bytes | None:
     return None
 
 
-def count(text: str) -> int:
-    """A number of matches for ``--matches``: a whole number from 1."""
-    try:
-        number = int(text)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer ≥ 1, not {text}")
-    return number
+def checked(parse: Callable[[str], Number], accept: Callable[[Number], bool],
+            refusal: str) -> Callable[[str], Number]:
+    """An argparse ``type``: ``text`` read by ``parse`` and kept when ``accept`` says so;
+    else a usage error, ``refusal`` with ``{text}`` filled in (NaN is never accepted: every
+    comparison with it is false)."""
+    def value(text: str) -> Number:
+        try:
+            number = parse(text)
+        except ValueError:
+            number = None
+        if number is None or not accept(number):
+            raise argparse.ArgumentTypeError(refusal.format(text=text))
+        return number
+
+    return value
+
+
+count = checked(int, lambda n: n >= 1, "must be an integer ≥ 1, not {text}")
+"""A number of matches for ``--matches``: a whole number from 1."""
+
+port_number = checked(int, lambda n: 0 <= n <= 65535,
+                      "'{text}' is not a port: give 1 to 65535 (or 0 for any free port)")
+"""A TCP port for ``--port`` (0: any free port, which the command then prints)."""
 
 
 def seconds_for(limit: str) -> Callable[[str], float]:
     """The ``type`` of an option setting the time limit ``limit`` (``SECONDS_RANGES``: a
     finite number of seconds the wire carries)."""
     low, high = SECONDS_RANGES[limit]
-
-    def seconds(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not (math.isfinite(value) and low <= value <= high):
-            raise argparse.ArgumentTypeError(
-                f"must be a number of seconds from {low:g} to {high:g}, not {text}")
-        return value
-
-    return seconds
-
-
-def port_number(text: str) -> int:
-    """A TCP port for ``--port`` (0: any free port, which the command then prints)."""
-    try:
-        port = int(text)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port: give 1 to 65535 (or 0 for "
-                                         "any free port)")
-    return port
+    return checked(float, lambda s: low <= s <= high,
+                   f"must be a number of seconds from {low:g} to {high:g}, not {{text}}")
 
 
 def key_argument(text: str) -> bytes:

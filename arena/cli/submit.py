@@ -8,12 +8,14 @@ The token comes from ``ARENA_TOKEN``, else ``--token-file``, else the config fil
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from arena.cli.common import checked
 from arena.text import visible
 
 TOKEN_VARIABLE = "ARENA_TOKEN"
@@ -34,16 +36,6 @@ def read_token(token_file: str | None) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     return lines[0].strip() if lines else None
-
-
-def _seconds(text: str) -> float:
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = -1.0
-    if not 0 < seconds < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
-    return seconds
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -157,6 +149,8 @@ def register(commands: Any) -> None:
     parser.add_argument("--token-file", help="a file whose first line is your token")
     parser.add_argument("--wait", action="store_true",
                         help="follow the version until it is active or failed")
-    parser.add_argument("--timeout", type=_seconds, default=60.0,
+    parser.add_argument("--timeout", default=60.0,
+                        type=checked(float, lambda s: 0 < s < math.inf,
+                                     "'{text}' is not a number of seconds above 0"),
                         help="seconds to wait for the server's answers (default 60)")
     parser.set_defaults(run=_submit)

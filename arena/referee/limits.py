@@ -11,10 +11,10 @@ SECONDS_RANGES = {
     "time_bank": (0.0, 86400.0),
     "hello_timeout": (0.1, 3600.0),
 }
-MOST_STRIKES = 1000
-"""Strikes before a bot is disqualified, at most."""
 """What each time limit may be, in seconds (finite, and within what a request's uint32
 milliseconds carry): a season file or a command line giving more is refused."""
+MOST_STRIKES = 1000
+"""Strikes before a bot is disqualified, at most."""
 
 
 @dataclass(frozen=True)

@@ -90,9 +90,7 @@ class RuleOptions:
             if type(value) is not wanted:  # bool is an int subclass: compare exactly
                 kind = "true or false" if wanted is bool else "a whole number"
                 raise ValueError(f"{option.name} must be {kind}, not {value!r}")
-        for option in fields(self):  # the rules reach the bots as 32-bit numbers
-            value = getattr(self, option.name)
-            if type(value) is int and value > WIRE_MOST:
+            if wanted is int and value > WIRE_MOST:  # the rules reach bots as uint32
                 problems.append(f"{option.name} must be at most {WIRE_MOST:,}, not {value}")
         if self.target_score < 1:
             problems.append(f"target_score must be at least 1, not {self.target_score}")
