@@ -479,6 +479,15 @@ class SeasonStore:
         return [row._asdict() for row in self.match_rows(status, prefix)]
 
     @_reading
+    def played_logs(self) -> list[tuple[str, str | None, str | None]]:
+        """Every done match's (match id, log path, log SHA-256), in id order: what a
+        report looks at in the logs, without the rest of the rows."""
+        sha = "log_sha256" if "log_sha256" in self.columns else "NULL"
+        return [(str(match_id), path, digest) for match_id, path, digest in self.db.execute(
+            f"SELECT match_id, log_path, {sha} FROM matches WHERE status = 'done' "
+            "ORDER BY match_id")]
+
+    @_reading
     def chances(self) -> dict[str, str]:
         """The deal label of every match with a result (what the ratings read)."""
         return {str(row[0]): str(row[1]) for row in self.db.execute(

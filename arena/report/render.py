@@ -36,6 +36,7 @@ import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
+from arena.league.store import SeasonStore, StoreError
 from arena.rating import SeasonRatings
 from arena.rating.outcome import Outcome
 from arena.report.bytecode import bytecode_cache
@@ -229,6 +230,10 @@ def _read_whole(path: Path) -> list[dict[str, Any]]:
 def render_site(store_path: Path, out: Path) -> RenderSummary:
     """Render the season in ``store_path`` into ``out`` (created if needed)."""
     with contextlib.ExitStack() as helpers:
+        # What the last render left (its state, the site's files, each log's file) is
+        # looked at by a helper while this process reads the store (see ``_inspect``).
+        inspecting = helpers.enter_context(_meanwhile([functools.partial(
+            _inspect, out, _templates_version(), store_path)]))[0]
         rating: list[Future[SeasonRatings]] = []
 
         def rate_meanwhile(outcomes: list[Outcome], entrant_ids: list[int]) -> None:
@@ -239,11 +244,62 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
                 [functools.partial(rate_outcomes, outcomes, entrant_ids)])))
 
         data = read_season_data(store_path, rate_meanwhile)
-        return _render_site(data, out, rating[0])
+        return _render_site(data, out, rating[0], inspecting)
 
 
-def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
-                 ) -> RenderSummary:
+@dataclass(frozen=True)
+class _Inspection:
+    """The last render as it stands: what it left in the state file and the site, and
+    which played matches need nothing done (``_inspect``)."""
+
+    previous: dict[str, str]
+    """The last render's keys of lists, parts and the archive."""
+    known: dict[str, MatchRecord]
+    """Its records of the matches not settled."""
+    settled: dict[str, tuple[MatchRecord, int]]
+    """Played matches whose log is the file checked last time and whose pages were
+    rendered from it under these templates and are all in the site: the last render's
+    record and the log's size, by match id."""
+    whole: set[str]
+    """Of the matches not settled, those whose files are all in the site."""
+
+
+def _inspect(out: Path, version: str, store_path: Path | None) -> _Inspection:
+    """Read the last render's state, list the site's folders and look at every played
+    match's log file (``store_path``'s; None: none), to settle the matches a report has
+    nothing to do for (at 50,000 results, nearly a second the report's own process does
+    not spend: a helper does this while it reads the store). A store that does not read
+    settles nothing: the report reads it and says why."""
+    previous, known = _read_state(out / STATE_FILE)
+    try:
+        whole = _whole_matches(out)
+    except OSError:  # no site yet, or a folder of it missing
+        whole = set()
+    logs: list[tuple[str, str | None, str | None]] = []
+    with contextlib.suppress(StoreError):
+        store = SeasonStore(store_path, read_only=True) if store_path else None
+        try:
+            logs = store.played_logs() if store else []
+        finally:
+            if store:
+                store.close()
+    settled: dict[str, tuple[MatchRecord, int]] = {}
+    for match_id, log_path, sha in logs:
+        before = known.get(match_id)
+        if before is None or not sha or not log_path or match_id not in whole:
+            continue
+        try:
+            stat = os.stat(log_path)
+        except OSError:
+            continue
+        if before[1] == _checked_stamp(sha, stat) and before[0] == _log_key(version, stat):
+            settled[match_id] = (before, stat.st_size)
+            del known[match_id]
+    return _Inspection(previous, known, settled, whole - settled.keys())
+
+
+def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings],
+                 inspecting: Future[_Inspection]) -> RenderSummary:
     env = _environment()
     out.mkdir(parents=True, exist_ok=True)
     for sub in ("bots", "matches", "replays", "logs", "assets"):
@@ -256,13 +312,30 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
             target.write_bytes(content)
     version = _templates_version()
     state_path = out / STATE_FILE
-    previous, known = _read_state(state_path)
+    try:
+        inspection = inspecting.result()
+    except Exception:  # a helper that died: the same looked at here
+        inspection = _inspect(out, version, None)
+    previous, known, whole = inspection.previous, inspection.known, inspection.whole
     state: dict[str, str] = {"_templates": version}
     # A played match's record: [its pages' key, its log's check stamp, its seats' median
     # think times], each None until known.
     match_state: dict[str, MatchRecord] = {}
     rendered = reused = 0
-    played = [m for m in data.matches if m.status == "done"]
+    # A settled match is reused as it is (its row is the one the helper read while its log
+    # was checked: a done match's row does not change, and the check's stamp holds its
+    # SHA-256); the others are looked at here.
+    played, sizes = [], {}
+    for match in data.matches:
+        if match.status != "done":
+            continue
+        settled = inspection.settled.get(match.match_id)
+        if settled is not None and match.log_sha256 and settled[0][1].startswith(
+                f"{match.log_sha256}:"):
+            match_state[match.match_id], sizes[match.match_id] = settled
+            reused += 1
+            continue
+        played.append(match)
     problems: dict[str, LogProblem] = {}
     # Each log's file is looked at once: its check and its pages are reused under it.
     stats = {m.match_id: _log_stat(m) for m in played}
@@ -271,7 +344,8 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
         # A log checked by an earlier render is not read again while its file is the same
         # one: same inode, size, modification and change times (any write, rename over
         # it or touch changes the change time, which no user can set back).
-        stamp = _checked_stamp(match, stats[match.match_id])
+        stamp = (_checked_stamp(match.log_sha256, stat)
+                 if match.log_sha256 and (stat := stats[match.match_id]) else None)
         before = known.get(match.match_id)
         if stamp is not None and before is not None and before[1] == stamp:
             record[1] = stamp
@@ -292,12 +366,11 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
     common["result_rows"] = _result_rows(data, common["players"])
     common["opponent_options"] = _opponent_options(data)
 
-    site = _Site(env, out, common, version, previous, state)
+    site = _Site(env, out, common, version, previous, state, pages=2 * reused)
     write = site.write
 
     # A page is reused only while all its match's files are there (a site damaged by hand
     # is mended by the next render).
-    whole = _whole_matches(out)
     # Match pages first: a log that passed its check but does not read whole (recorded so
     # by an older version) is found here, and the pages listing problems come after.
     todo = []
@@ -355,6 +428,7 @@ def _render_site(data: SeasonData, out: Path, ratings: Future[SeasonRatings]
     copied = {f"{m.match_id}.jsonl.gz": stat.st_size for m in played
               if (stat := stats[m.match_id]) is not None and match_state[m.match_id][0]
               and m.match_id not in problems}
+    copied.update((f"{match_id}.jsonl.gz", size) for match_id, size in sizes.items())
     with _meanwhile([functools.partial(_write_downloads, data, out, list_keys, previous,
                                        match_state, copied)]) as (downloads,):
         for number, (chunk, key) in enumerate(zip(chunks, list_keys, strict=True), start=1):
@@ -917,12 +991,10 @@ def _log_stat(match: MatchRow) -> os.stat_result | None:
         return None
 
 
-def _checked_stamp(match: MatchRow, stat: os.stat_result | None) -> str | None:
-    """What a log's check is reused under (None: no recorded SHA-256 or no file)."""
-    if not match.log_sha256 or stat is None:
-        return None
-    return (f"{match.log_sha256}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:"
-            f"{stat.st_ctime_ns}")
+def _checked_stamp(sha256: str, stat: os.stat_result) -> str:
+    """What the check of a log recorded with this SHA-256 is reused under: the file it
+    read (same inode, size, modification and change times)."""
+    return f"{sha256}:{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}"
 
 
 def _log_key(version: str, stat: os.stat_result) -> str:

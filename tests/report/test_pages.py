@@ -636,6 +636,52 @@ def test_rendering_is_deterministic_and_incremental(season: SeasonRun, view: Sto
     assert snapshot(season.report) == before
 
 
+def test_a_report_after_no_change_looks_at_no_log_itself(
+        season: SeasonRun, view: StoreView, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper that looks at the last render's state, the site and the logs while the
+    store is read settles every match: the report's own process stats, checks and reads
+    no log (it would fail here), and writes the same bytes."""
+    out = tmp_path / "site"
+    render_site(season.store, out)
+
+    def refused(*_: object) -> None:
+        raise AssertionError("a settled match's log was looked at again")
+
+    for name in ("_log_stat", "check_log", "_read_whole"):
+        monkeypatch.setattr(render, name, refused)
+    again = render_site(season.store, out)
+    assert (again.match_pages_rendered, again.match_pages_reused) == (0, len(view.done()))
+    assert snapshot(out) == snapshot(season.report)
+
+
+def test_a_report_whose_helper_dies_looks_at_the_site_itself(
+        season: SeasonRun, view: StoreView, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A helper that fails (killed, out of memory) settles nothing: the report reads the
+    state and the logs itself, reuses what it may and writes the same bytes."""
+    store = copy_season(season.folder, tmp_path / "season")
+    out = tmp_path / "site"
+    render_site(store, out)
+    changed = view.done()[0]["match_id"]
+    log = tmp_path / "season" / "logs" / f"{changed}.jsonl.gz"
+    os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 10**9))
+    inspect = render._inspect
+
+    def dying(out: Path, version: str, store_path: Path | None) -> Any:
+        if store_path is not None:
+            raise MemoryError("killed")
+        return inspect(out, version, store_path)
+
+    monkeypatch.setattr(render, "_inspect", dying)
+    again = render_site(store, out)
+    assert (again.match_pages_rendered, again.match_pages_reused) == (
+        1, len(view.done()) - 1)
+    monkeypatch.undo()
+    render_site(store, tmp_path / "fresh")
+    assert snapshot(out) == snapshot(tmp_path / "fresh")
+
+
 def _first_format_state(state: dict[str, Any]) -> dict[str, str]:
     """A state file as versions before format 2 wrote it: three string keys a match."""
     flat = {key: value for key, value in state.items() if key not in ("format", "matches")}
