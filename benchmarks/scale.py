@@ -170,8 +170,8 @@ def fresh_timings(toml: Path) -> dict[str, float]:
 
 
 def _print_fresh_timings(toml: Path) -> None:
-    from arena.league.driver import season_outcomes
     from arena.league.fingerprint import read_store
+    from arena.league.outcomes import season_outcomes
     from arena.league.season import load_season
     from arena.rating import calibrated_draw_probability, official_standings, rate_season
 
@@ -301,8 +301,9 @@ def main() -> None:
         _print_fresh_timings(args.fresh_timings)
         return
 
-    from arena.league.driver import open_store, season_outcomes
+    from arena.league.driver import open_store
     from arena.league.fingerprint import read_store
+    from arena.league.outcomes import season_outcomes
     from arena.league.schedule import schedule, two_player_match
     from arena.league.season import load_season
     from arena.rating import calibrated_draw_probability, official_standings, rate_season

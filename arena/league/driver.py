@@ -15,7 +15,7 @@ import hashlib
 import itertools
 import json
 import secrets
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,12 +29,13 @@ from arena.league.fingerprint import (
     season_schedule,
 )
 from arena.league.lock import SeasonLock
+from arena.league.outcomes import season_outcomes
 from arena.league.preflight import ProbeJob, describe_broken
 from arena.league.schedule import ScheduledMatch
 from arena.league.season import Season, SeasonError
-from arena.league.store import SeasonStore, StoredResult, StoreError, store_trouble
+from arena.league.store import SeasonStore, StoreError, store_trouble
 from arena.league.tiebreak import next_batch, scheduled_tiebreak
-from arena.rating import Leaderboard, Outcome, SeasonRatings, rate
+from arena.rating import Leaderboard, SeasonRatings, rate
 from arena.rules.options import unsupported_message
 from arena.rules.seeds import KEY_BYTES, MatchSeed, key_commitment
 from arena.sandbox.manifest import BotManifest
@@ -343,21 +344,6 @@ def prepare_entrants(season: Season, needed: set[int] | Sequence[int]
         except OSError as error:
             broken[index] = f"the build could not run: {error}"
     return ready, broken
-
-
-def season_outcomes(store: SeasonStore) -> list[Outcome]:
-    return outcomes_of(store.results(), store.chances())
-
-
-def outcomes_of(results: Iterable[StoredResult], chances: Mapping[str, str]
-                ) -> list[Outcome]:
-    """Stored results as the rating code reads them; ``chances``: each match's deal label
-    (shared by the matches of a duplicate deal, which the bootstrap resamples together)."""
-    return [Outcome(match_id, entrant_id, seat, place, score, rounds_won, strikes,
-                    disqualified, faults,
-                    "" if (chance := chances.get(match_id, match_id)) == match_id else chance)
-            for match_id, entrant_id, seat, place, score, rounds_won, strikes, disqualified,
-            faults in results]
 
 
 def season_ratings(store: SeasonStore) -> SeasonRatings:

@@ -14,7 +14,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from arena.league.driver import outcomes_of
+from arena.league.outcomes import outcomes_of
 from arena.league.store import SeasonStore, StoredResult
 from arena.league.tiebreak import is_tiebreak, tiebreak_summary
 from arena.rating import OfficialRow, SeasonRatings, rate
