@@ -19,7 +19,7 @@ order-independent in practice; one fit took 3.3 s for 150 matches and 51 s for 1
 (10,000 would take minutes, a bootstrap of it hours); and its posterior would treat every
 match as independent, which the two matches of a duplicate deal are not. This fit takes
 milliseconds, is exactly order-independent, and its bootstrap resamples per-match win
-matrices (a sparse product), so its cost grows with the entrants squared, hardly with the
+matrices (a sparse sum), so its cost grows with the entrants squared, hardly with the
 results. The standings of 200 bots at 50,000 results (fit and 200 resamples) took 8.5 s
 with scipy's L-BFGS, 1.5-2.6 s with a Newton fit (``fit_strengths``) of each resample,
 and take 0.47-0.94 s with the resamples' chord steps (``ResampleFit``), each run's mean
@@ -45,15 +45,10 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
-
-if TYPE_CHECKING:  # scipy is imported where a fit needs it: half a second of every
-    # report's start, which computes the ratings in a helper process meanwhile
-    from scipy import sparse
 
 from arena.rating.outcome import Outcome
 
@@ -133,8 +128,36 @@ class OfficialStandings:
         return next((r for r in self.rows if r.entrant_id == entrant_id), None)
 
 
+@dataclass(frozen=True)
+class UnitWins:
+    """Each resampling unit's win matrix, flattened (cell ``a * n + b`` counts the times
+    ``entrants[a]`` finished ahead of ``entrants[b]``) and stacked as a sparse matrix of
+    one row a unit, as (row, cell, count) entries ordered by row then cell. Summed with
+    ``np.bincount``, as fast as scipy's sparse product (200 resamples at 50,000 results:
+    0.046 s and 0.042 s), without importing ``scipy.sparse`` (0.2 s of every report's
+    ratings)."""
+
+    rows: NDArray[np.int64]
+    cells: NDArray[np.int64]
+    counts: NDArray[np.float64]
+    units: int
+    entrants: int
+
+    def wins(self, weights: NDArray[np.int64] | None = None) -> NDArray[np.float64]:
+        """The win matrix of the season (every unit once), or of a resample that takes
+        unit ``u`` ``weights[u]`` times. Exact: the counts are halves, the weights whole."""
+        counts = self.counts if weights is None else self.counts * weights[self.rows]
+        flat = np.bincount(self.cells, weights=counts, minlength=self.entrants ** 2)
+        return np.asarray(flat, dtype=np.float64).reshape(self.entrants, self.entrants)
+
+    def cells_of(self, row: int) -> dict[int, float]:
+        """Unit ``row``'s cells and their counts."""
+        held = self.rows == row
+        return dict(zip(self.cells[held].tolist(), self.counts[held].tolist(), strict=True))
+
+
 def comparison_units(outcomes: Sequence[Outcome], entrants: Sequence[int]
-                     ) -> tuple[list[str], sparse.csr_matrix]:
+                     ) -> tuple[list[str], UnitWins]:
     """The resampling units and, per unit, its flattened win matrix: entry ``a * n + b``
     counts the times ``entrants[a]`` finished ahead of ``entrants[b]``. Units are ordered
     by what they hold, not by their labels, so the bootstrap (and so every figure of the
@@ -143,7 +166,6 @@ def comparison_units(outcomes: Sequence[Outcome], entrants: Sequence[int]
     That order is the one of ``(sorted(cells.items()), label)``, each unit's cells summed
     and ordered with numpy (the counts are sums of halves: exact in any order) rather than
     a dict and a list of pairs per unit (about 1 s at 50,000 results)."""
-    from scipy import sparse
     index = {entrant: i for i, entrant in enumerate(entrants)}
     size = len(entrants)
     # Each seat's match, entrant and place as arrays, one list comprehension per field,
@@ -202,9 +224,9 @@ def comparison_units(outcomes: Sequence[Outcome], entrants: Sequence[int]
     row_of[ordered] = np.arange(len(labels))
     rows = row_of[unit_of]
     entries = np.argsort(rows, kind="stable")  # by row, then cell (keys are by cell)
-    matrix = sparse.csr_matrix((counts[entries], (rows[entries], cell_of[entries])),
-                               shape=(len(labels), size * size))
-    return [labels[u] for u in ordered.tolist()], matrix
+    return [labels[u] for u in ordered.tolist()], UnitWins(
+        rows[entries], cell_of[entries], np.asarray(counts[entries], dtype=np.float64),
+        len(labels), size)
 
 
 def fit_strengths(wins: NDArray[np.float64],
@@ -453,7 +475,7 @@ def _fit_and_bootstrap(outcomes: Sequence[Outcome], played: dict[int, set[str]],
                        seed: int) -> OfficialStandings:
     units, per_unit = comparison_units(outcomes, rated)
     size = len(rated)
-    total = np.asarray(per_unit.sum(axis=0)).reshape(size, size)
+    total = per_unit.wins()
     strengths = fit_strengths(total)
     ranked = _order(strengths)
     order = ranked.tolist()
@@ -463,10 +485,9 @@ def _fit_and_bootstrap(outcomes: Sequence[Outcome], played: dict[int, set[str]],
     ladder = np.arange(1, size + 1)
     above = np.zeros(size)
     resample_fit = ResampleFit(total, strengths)
-    by_cell = per_unit.T  # made once: transposing builds a new matrix each time
     for b in range(resamples):
         weights = np.bincount(rng.integers(0, len(units), len(units)), minlength=len(units))
-        wins = np.asarray(by_cell @ weights).reshape(size, size)
+        wins = per_unit.wins(weights)
         sample, _ = resample_fit(wins)
         ranks[b, _order(sample)] = ladder
         above[ranked[:-1]] += _shares_ahead(sample[ranked[:-1]] - sample[ranked[1:]])

@@ -173,8 +173,7 @@ def test_units_are_ordered_by_what_they_hold_then_their_label() -> None:
         units, matrix = comparison_units(outcomes, entrants)
         assert units == expected
         for row, unit in enumerate(units):
-            assert {int(k): float(v) for k, v in zip(matrix[row].indices, matrix[row].data,
-                                                     strict=True)} == dict(cells[unit])
+            assert matrix.cells_of(row) == dict(cells[unit])
 
 
 # -- the bootstrap's fits ---------------------------------------------------------------------
@@ -191,7 +190,6 @@ NEAR_SEASONS = [
 
 def season_wins(season: tuple[list[float], int, int, bool, float]) -> tuple[Any, Any]:
     """A season's per-unit matrix and its total win matrix."""
-    import numpy as np
 
     from arena.rating.official import comparison_units
 
@@ -199,8 +197,7 @@ def season_wins(season: tuple[list[float], int, int, bool, float]) -> tuple[Any,
     outcomes = simulated(strengths, seats, per_group, seed=21, duplicate_deals=deals,
                          tie_rate=ties)
     _, per_unit = comparison_units(outcomes, range(len(strengths)))
-    size = len(strengths)
-    return per_unit, np.asarray(per_unit.sum(axis=0)).reshape(size, size)
+    return per_unit, per_unit.wins()
 
 
 @pytest.mark.parametrize("season", NEAR_SEASONS)
@@ -215,11 +212,11 @@ def test_resample_fits_find_the_maximum_a_cold_fit_finds(
     per_unit, wins = season_wins(season)
     fit = ResampleFit(wins, fit_strengths(wins))
     rng = np.random.default_rng(SEED)
-    units = per_unit.shape[0]
+    units = per_unit.units
     found_by_chord = 0
     for _ in range(40):
         weights = np.bincount(rng.integers(0, units, units), minlength=units)
-        resampled = np.asarray(per_unit.T @ weights).reshape(wins.shape)
+        resampled = per_unit.wins(weights)
         strengths, by_chord = fit(resampled)
         found_by_chord += by_chord
         assert np.abs(strengths - fit_strengths(resampled)).max() < 1e-9
@@ -419,7 +416,7 @@ def test_the_fit_is_the_maximum_likelihood_choix_finds() -> None:
 
     outcomes = simulated([1.0, 0.4, 0.0, -0.3, -1.2], 3, 6, seed=9, tie_rate=0.3)
     _, per_unit = comparison_units(outcomes, [0, 1, 2, 3, 4])
-    wins = np.asarray(per_unit.sum(axis=0)).reshape(5, 5)
+    wins = per_unit.wins()
     ours = fit_strengths(wins)
     theirs = choix.ilsr_pairwise_dense(wins + PRIOR_TIE * (1 - np.eye(5)), max_iter=10_000,
                                        tol=1e-12)
