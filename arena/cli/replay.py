@@ -53,7 +53,7 @@ def _replay(args: argparse.Namespace) -> int:
         try:
             result = replay(log, show, season_key=key)
         except (ReplayMismatch, OSError, ValueError, KeyError, EOFError) as error:
-            console.print(f"[red]replay failed:[/red] {shown(error)}")
+            console.print(f"[red]{shown(log)}: replay failed:[/red] {shown(error)}")
             failed += 1
             continue
         console.print(f"[green]{shown(log)}: replay agrees with the log[/green]: "

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.cli.common import checked
+from arena.formats import json_value
 from arena.text import visible
 
 TOKEN_VARIABLE = "ARENA_TOKEN"
@@ -95,7 +96,7 @@ VERSION_FIELDS = ("id", "bot", "number", "content_hash", "status")
 def _answer(response: Any) -> dict[str, Any]:
     """A version as the server gave it, with the fields this command reads."""
     try:
-        version = response.json()
+        version = json_value(response.content)
     except ValueError:
         raise NotALeagueServer(f"its answer is not JSON ({_error(response)})") from None
     if not isinstance(version, dict) or not all(
@@ -113,7 +114,7 @@ def shown(text: str) -> str:
 
 def _error(response: Any) -> str:
     try:
-        return shown(str(response.json().get("error", response.text)))
+        return shown(str(json_value(response.content).get("error", response.text)))
     except (ValueError, AttributeError):
         # Not JSON (another web server): its status line and the start of its text.
         gist = " ".join(response.text.split())[:120]

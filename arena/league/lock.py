@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from arena.formats import json_value
 from arena.processes import owner_tag, tag_is_alive
 
 LOCK_FILE = "season.lock"
@@ -51,7 +52,7 @@ class Holder:
 def read_holder(folder: Path) -> Holder | None:
     """Who wrote itself into the season's lock file last (None: nobody, or unreadable)."""
     try:
-        data = json.loads((folder / LOCK_FILE).read_text())
+        data = json_value((folder / LOCK_FILE).read_text())
         return Holder(int(data["pid"]), str(data["host"]), float(data["since"]),
                       str(data["tag"]))
     except (OSError, ValueError, KeyError, TypeError):

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from arena.formats import toml_table
 from arena.league.schedule import too_large
 from arena.referee.limits import MOST_STRIKES, SECONDS_RANGES, Limits
 from arena.rules.options import RuleOptions
@@ -296,7 +297,7 @@ def load_season(path: Path | str) -> Season:
     if not path.is_file():
         raise SeasonError(f"{path}: no such season file")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = toml_table(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as error:
         line = path.read_bytes()[:error.start].count(b"\n") + 1
         raise SeasonError(f"{path}: not UTF-8 text (byte 0x{error.object[error.start]:02x} on "

@@ -45,6 +45,7 @@ from typing import Any
 
 import orjson
 
+from arena.formats import json_value
 from arena.protocol import pb
 from arena.rules.actions import Action, action_name
 from arena.rules.events import Event, to_record
@@ -185,7 +186,7 @@ def parse_line(line: bytes) -> Any:
             return orjson.loads(line)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(line)
+    return json_value(line)
 
 
 def game_lines(path: Path) -> bytes:

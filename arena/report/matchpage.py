@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 from markupsafe import Markup, escape
 
+from arena.formats import json_value
 from arena.protocol.convert import ProtocolError, action_from_message, card_from_message
 from arena.referee.log import TIMING, decision_timing, decode_answer, decode_asked, read_log
 from arena.rules import events as ev
@@ -310,7 +311,7 @@ def read_data_script(text: str) -> dict[str, Any]:
     """The JSON value of a replay data file (tests, tools)."""
     if not text.startswith(DATA_PREFIX):
         raise ValueError("not a replay data file")
-    value: dict[str, Any] = json.loads(text[len(DATA_PREFIX):].rstrip().rstrip(";"))
+    value: dict[str, Any] = json_value(text[len(DATA_PREFIX):].rstrip().rstrip(";"))
     return value
 
 

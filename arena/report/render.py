@@ -36,6 +36,7 @@ import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
+from arena.formats import json_value
 from arena.league.store import SeasonStore, StoreError
 from arena.rating import SeasonRatings
 from arena.rating.outcome import Outcome
@@ -719,7 +720,7 @@ def _read_state(path: Path) -> tuple[dict[str, str], dict[str, MatchRecord]]:
     records, so a site rendered by an older version is not rendered again whole. A state
     that does not read is no state (everything is rendered again)."""
     try:
-        loaded = json.loads(path.read_text())
+        loaded = json_value(path.read_text())
     except (OSError, ValueError):
         return {}, {}
     if not isinstance(loaded, dict):
@@ -739,7 +740,7 @@ def _read_state(path: Path) -> tuple[dict[str, str], dict[str, MatchRecord]]:
             match_state.setdefault(match_id, [None, None, None])[1] = value
         elif kind == "time":
             with contextlib.suppress(ValueError, TypeError):
-                medians = json.loads(value)
+                medians = json_value(value)
                 if _is_record([None, None, medians]):
                     match_state.setdefault(match_id, [None, None, None])[2] = medians
         else:
@@ -1133,7 +1134,7 @@ def _write_in_parts(path: Path, head: bytes, parts: list[tuple[str, Callable[[],
     old = path.read_bytes() if known and path.is_file() else b""
     kept: dict[str, bytes] = {}
     if old:
-        digest, spans = json.loads(known or "")
+        digest, spans = json_value(known or "")
         if hashlib.sha256(old).hexdigest() == digest:
             kept = {key: old[start:end] for key, start, end in spans}
     pieces, spans, at = [head], [], len(head)

@@ -7,7 +7,6 @@ import functools
 import gzip
 import http.server
 import io
-import json
 import os
 import urllib.parse
 from http import HTTPStatus
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from markupsafe import escape
+
+from arena.formats import json_value
 
 COMPRESSIBLE = ("text/", "application/javascript", "application/json", "image/svg+xml")
 """Content types sent gzipped to a client that accepts it (logs are gzip already)."""
@@ -132,7 +133,7 @@ def seasons_index(directory: Path) -> str:
     for site in season_sites(directory):
         facts: dict[str, object] = {}
         with contextlib.suppress(OSError, ValueError):  # a damaged file: just the folder name
-            loaded = json.loads((site / "standings.json").read_text(encoding="utf-8"))
+            loaded = json_value((site / "standings.json").read_text(encoding="utf-8"))
             facts = loaded if isinstance(loaded, dict) else {}
         name = str(facts.get("season") or site.name)
         standings = facts.get("standings")

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from arena.formats import toml_table
 from arena.rules.options import VARIANTS
 from arena.text import unshowable
 
@@ -225,7 +226,7 @@ def load_manifest(folder: Path | str) -> BotManifest:
                             "(a file, not a link)")
     check_folder(folder)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = toml_table(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ManifestError(f"{path}: not valid TOML: {error}") from None
     _unknown_fields(data, str(path))

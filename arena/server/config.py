@@ -56,6 +56,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from arena.formats import toml_table
 from arena.league.season import SandboxSettings, SeasonError, match_settings
 from arena.referee.limits import Limits
 from arena.rules.options import RuleOptions
@@ -221,7 +222,7 @@ def _read(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise LeagueError(f"{path}: no such league file")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return toml_table(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise LeagueError(f"{path}: not UTF-8 text; save the league file as UTF-8") from None
     except OSError as error:

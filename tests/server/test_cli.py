@@ -106,12 +106,15 @@ def test_server_refuses_what_is_not_a_port(capsys: pytest.CaptureFixture[str], t
     (201, b"garbage", 1, ("is not a league server", "not JSON")),
     (201, b'{"bot": 1}', 1, ("is not a league server", "not a version")),
     (201, b"[1, 2]", 1, ("is not a league server", "not a version")),
+    (201, b"[" * 100_000 + b"]" * 100_000, 1, ("is not a league server", "not JSON")),
+    (422, b'{"error": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", 1, ("(422)",)),
     (501, b"<html>\n<p>Unsupported method</p>\n</html>", 1,
      ("refused the submission (501)", "Unsupported method")),
     (422, b'{"error": "evil\\u001b[2J refused"}', 1, ("(422)", "evil\\x1b[2J refused")),
     (201, b'{"id": 1, "bot": "x\\u001b]0;t\\u0007", "number": 1, "content_hash": "abc",'
           b' "status": "queued"}', 0, ()),
-], ids=["not JSON", "not a version", "a list", "another web server", "a refusal with escapes",
+], ids=["not JSON", "not a version", "a list", "nested past the parser",
+        "a refusal nested past the parser", "another web server", "a refusal with escapes",
         "a version with escapes"])
 def test_submit_takes_nothing_for_granted_from_the_server(
         capsys: pytest.CaptureFixture[str], status: int, body: bytes, code: int,

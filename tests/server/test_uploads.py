@@ -91,6 +91,9 @@ MALICIOUS = {
     "no bot.toml": (tar_gz([file_entry("bot.py", BOT)]), 422, "bot.toml"),
     "bad bot.toml": (tar_gz([file_entry("bot.toml", b'name = "x"\nbiuld = 1\n'),
                              file_entry("bot.py", BOT)]), 422, "bot.toml"),
+    "nested bot.toml": (tar_gz([file_entry("bot.toml", TOML + b"deep = " + b"[" * 5000
+                                           + b"]" * 5000 + b"\n"),
+                                file_entry("bot.py", BOT)]), 422, "nested deeper"),
     "twice": (_bot(file_entry("bot.py", BOT)), 422, "twice"),
     "file and folder": (_bot(file_entry("lib", b"x"), file_entry("lib/x.py", b"x")), 422,
                         "a file and a folder"),

@@ -1,0 +1,151 @@
+"""A value nested thousands of levels deep (a few kilobytes of brackets) in any file or
+answer the platform reads is a damaged or hostile input like any other: the reader's own
+error, one clear line, never a RecursionError (Python's parsers recurse).
+
+Each reader of JSON or TOML from outside gets the same few kilobytes; ``arena.formats``
+is where the parsers' depth is turned into their error."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from arena.formats import NestedTooDeep, json_value, toml_table
+
+from .conftest import ROOT, arena, clean_error, copy_played, no_traceback, write_season
+
+DEPTH = 100_000
+JSON_ARRAY = "[" * DEPTH + "]" * DEPTH
+JSON_OBJECT = '{"a":' * DEPTH + "1" + "}" * DEPTH
+TOML_ARRAY = "[" * DEPTH + "]" * DEPTH
+TOML_TABLE = "{a=" * DEPTH + "1" + "}" * DEPTH
+
+
+@pytest.mark.parametrize("text", [JSON_ARRAY, JSON_OBJECT, JSON_ARRAY.encode()],
+                         ids=["array", "object", "bytes"])
+def test_json_nested_past_the_parser_is_its_decode_error(text: str | bytes) -> None:
+    with pytest.raises(json.JSONDecodeError) as raised:
+        json_value(text)
+    assert isinstance(raised.value, NestedTooDeep)
+    assert str(raised.value) == ("nested deeper than the parser goes (a damaged or hostile "
+                                 "value)")
+
+
+@pytest.mark.parametrize("text", [TOML_ARRAY, TOML_TABLE], ids=["array", "inline table"])
+def test_toml_nested_past_the_parser_is_its_decode_error(text: str) -> None:
+    with pytest.raises(tomllib.TOMLDecodeError, match="nested deeper than the parser goes"):
+        toml_table(f"key = {text}\n")
+
+
+def test_what_the_parsers_read_is_read_as_they_read_it() -> None:
+    """Below the depth, the same values as json and tomllib (400 levels)."""
+    deep = "[" * 400 + "1" + "]" * 400
+    assert json_value(deep) == json.loads(deep)
+    assert json_value('{"a": [1, 2.5, "x", null, true]}') == {"a": [1, 2.5, "x", None, True]}
+    assert toml_table(f"a = {deep}\nb = {{c = 1}}\n") == tomllib.loads(
+        f"a = {deep}\nb = {{c = 1}}\n")
+
+
+def _nested_bot(folder: Path) -> Path:
+    bot = folder / "bot"
+    shutil.copytree(ROOT / "sample_bots" / "python" / "random", bot)
+    with (bot / "bot.toml").open("a") as manifest:
+        manifest.write(f"\nnotes = {TOML_ARRAY}\n")
+    return bot
+
+
+def _nested_season(folder: Path) -> Path:
+    path = write_season(folder)
+    with path.open("a") as season:
+        season.write(f"\n[notes]\ndeep = {TOML_ARRAY}\n")
+    return path
+
+
+def _nested_log(folder: Path, played: Path) -> Path:
+    [log, *_] = sorted((played.parent / "small-runs" / "logs").glob("*.jsonl.gz"))
+    lines = gzip.decompress(log.read_bytes()).splitlines()
+    damaged = folder / log.name
+    damaged.write_bytes(gzip.compress(b"\n".join([lines[0], JSON_OBJECT.encode(),
+                                                  *lines[1:]]) + b"\n"))
+    return damaged
+
+
+COMMANDS: dict[str, tuple[Callable[[Path, Path], list[str | Path]], tuple[str, ...]]] = {
+    # what is read, and the words of its one line
+    "a bot's bot.toml (arena check)": (
+        lambda folder, _: ["check", _nested_bot(folder)], ("bot.toml", "not valid TOML",
+                                                           "nested deeper")),
+    "a season file (arena season run)": (
+        lambda folder, _: ["season", "run", _nested_season(folder)],
+        ("not valid TOML", "nested deeper")),
+    "a match log (arena view)": (
+        lambda folder, played: ["view", _nested_log(folder, played), "--out",
+                                folder / "view"], ("a damaged match log", "nested deeper")),
+    "a match log (arena inspect)": (
+        lambda folder, played: ["inspect", _nested_log(folder, played), "--seat", "0"],
+        ("a damaged match log", "nested deeper")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COMMANDS))
+def test_a_nested_input_is_one_line(case: str, played: Path, tmp_path: Path) -> None:
+    make, words = COMMANDS[case]
+    clean_error(arena(*make(tmp_path, played)), *words)
+
+
+def test_replay_says_which_log_is_nested_past_the_parser(played: Path,
+                                                         tmp_path: Path) -> None:
+    """`arena replay` reports each log's verdict on stdout (several logs: each its own)."""
+    log = _nested_log(tmp_path, played)
+    result = arena("replay", log)
+    no_traceback(result)
+    assert result.returncode == 1
+    [line] = result.stdout.strip().splitlines()
+    assert f"{log}: replay failed: nested deeper than the parser goes" in line
+
+
+def test_a_league_file_nested_past_the_parser_is_named(tmp_path: Path) -> None:
+    from arena.server.config import LeagueError, load_league
+
+    path = tmp_path / "league.toml"
+    path.write_text(f'[league]\nname = "x"\ndeep = {TOML_ARRAY}\n')
+    with pytest.raises(LeagueError, match="not valid TOML: arrays or tables nested deeper"):
+        load_league(path)
+
+
+def test_a_report_over_a_nested_state_file_renders_everything_again(
+        played: Path, tmp_path: Path) -> None:
+    """The site's state file (the last render's keys) nested past the parser: no state,
+    every page rendered again, the same site as from scratch."""
+    from arena.report.render import STATE_FILE, render_site
+
+    path = copy_played(played, tmp_path)
+    store = tmp_path / "small-runs" / "season.sqlite"
+    first = render_site(store, tmp_path / "site")
+    (tmp_path / "site" / STATE_FILE).write_text(JSON_OBJECT)
+    again = render_site(store, tmp_path / "site")
+    assert (again.match_pages_rendered, again.match_pages_reused) == (
+        first.match_pages_rendered, 0)
+    assert path.exists()
+
+
+def test_a_lock_file_and_a_served_standings_file_nested_past_the_parser(
+        tmp_path: Path) -> None:
+    """Files the platform wrote, damaged: a season's lock holds nobody, a served site's
+    standings name only its folder."""
+    from arena.league.lock import LOCK_FILE, read_holder
+    from arena.report.serve import seasons_index
+
+    (tmp_path / LOCK_FILE).write_text(JSON_ARRAY)
+    assert read_holder(tmp_path) is None
+    site = tmp_path / "sites" / "a-season"
+    site.mkdir(parents=True)
+    (site / "index.html").write_text("<p>a season</p>")
+    (site / "standings.json").write_text(JSON_OBJECT)
+    assert "a-season" in seasons_index(tmp_path / "sites")
