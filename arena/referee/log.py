@@ -163,10 +163,27 @@ class MatchLogWriter:
             self._partial.unlink(missing_ok=True)
 
 
+LINE_MOST = 1 << 20
+"""The longest line a match log may hold (bytes, uncompressed). The referee's longest are a
+few kilobytes (the header; a decision line with its request, a hand of a hundred cards):
+a longer one is a damaged log or a decompression bomb (a 2 MB file can unpack to a single
+2 GB line, which reading whole would hold in memory)."""
+
+
+def log_lines(path: Path) -> Iterator[bytes]:
+    """The lines of a match log, uncompressed, each at most ``LINE_MOST`` bytes (ValueError
+    at the first longer one, having read no more of it than that)."""
+    with gzip.open(path, "rb") as stream:
+        while line := stream.readline(LINE_MOST + 1):
+            if len(line) > LINE_MOST:
+                raise ValueError(f"a line longer than {LINE_MOST:,} bytes (no match log's "
+                                 "line is: a damaged log, or a decompression bomb)")
+            yield line
+
+
 def read_log(path: Path) -> Iterator[dict[str, Any]]:
-    with gzip.open(path, "rb") as lines:
-        for line in lines:
-            yield parse_line(line)
+    for line in log_lines(path):
+        yield parse_line(line)
 
 
 _DIGITS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
@@ -192,8 +209,8 @@ def parse_line(line: bytes) -> Any:
 def game_lines(path: Path) -> bytes:
     """The log's lines without its ``timing`` lines, as bytes: what the same key and the
     same answers reproduce exactly (see the module's docstring)."""
-    with gzip.open(path, "rb") as lines:
-        return b"".join(line for line in lines if not line.startswith(b'{"type":"timing"'))
+    return b"".join(line for line in log_lines(path)
+                    if not line.startswith(b'{"type":"timing"'))
 
 
 def decode_asked(record: dict[str, Any]) -> pb.DecisionRequest | None:

@@ -1,9 +1,13 @@
-"""A value nested thousands of levels deep (a few kilobytes of brackets) in any file or
-answer the platform reads is a damaged or hostile input like any other: the reader's own
-error, one clear line, never a RecursionError (Python's parsers recurse).
+"""Small files that cost their reader dearly are damaged or hostile input like any other:
+the reader's own error, one clear line, no traceback, no memory spent on them.
 
-Each reader of JSON or TOML from outside gets the same few kilobytes; ``arena.formats``
-is where the parsers' depth is turned into their error."""
+* A value nested thousands of levels deep (a few kilobytes of brackets) in any file or
+  answer the platform reads: Python's parsers recurse, and raised RecursionError.
+  Each reader of JSON or TOML from outside gets the same few kilobytes; ``arena.formats``
+  is where the parsers' depth is turned into their error.
+* A match log that unpacks to one enormous line (a decompression bomb: 2 MB of gzip held
+  a 2 GB line, which `arena inspect` read whole: 50 s, 4.3 GB of memory): a log's lines
+  are read at most ``LINE_MOST`` bytes at a time."""
 
 from __future__ import annotations
 
@@ -149,3 +153,58 @@ def test_a_lock_file_and_a_served_standings_file_nested_past_the_parser(
     (site / "index.html").write_text("<p>a season</p>")
     (site / "standings.json").write_text(JSON_OBJECT)
     assert "a-season" in seasons_index(tmp_path / "sites")
+
+
+def _bomb_log(folder: Path, played: Path) -> Path:
+    """A real log with a line of 64 MiB of spaces after its header (about 64 KB packed)."""
+    [log, *_] = sorted((played.parent / "small-runs" / "logs").glob("*.jsonl.gz"))
+    lines = gzip.decompress(log.read_bytes()).splitlines()
+    bomb = folder / f"bomb-{log.name}"
+    bomb.write_bytes(gzip.compress(b"\n".join([lines[0], b" " * (64 << 20), *lines[1:]])
+                                   + b"\n", compresslevel=1))
+    return bomb
+
+
+def test_a_log_line_is_read_up_to_its_limit(tmp_path: Path) -> None:
+    from arena.referee.log import LINE_MOST, log_lines
+
+    path = tmp_path / "lines.jsonl.gz"
+    path.write_bytes(gzip.compress(b"x" * (LINE_MOST - 1) + b"\n" + b"{}\n"))
+    assert [len(line) for line in log_lines(path)] == [LINE_MOST, 3]
+    path.write_bytes(gzip.compress(b"{}\n" + b"x" * LINE_MOST + b"\n"))
+    with pytest.raises(ValueError, match="a line longer than 1,048,576 bytes"):
+        list(log_lines(path))
+
+
+@pytest.mark.parametrize("command", ["view", "inspect", "replay"])
+def test_a_log_that_unpacks_to_a_huge_line_is_refused(command: str, played: Path,
+                                                       tmp_path: Path) -> None:
+    bomb = _bomb_log(tmp_path, played)
+    extra = {"view": ["--out", str(tmp_path / "view")], "inspect": ["--seat", "0"],
+             "replay": []}[command]
+    result = arena(command, bomb, *extra)
+    no_traceback(result)
+    assert result.returncode != 0
+    [line] = (result.stdout if command == "replay" else result.stderr).strip().splitlines()
+    assert "a line longer than 1,048,576 bytes" in line and str(bomb) in line
+
+
+def test_a_report_lists_a_log_that_unpacks_to_a_huge_line(played: Path,
+                                                          tmp_path: Path) -> None:
+    """A season's log swapped for a bomb (its SHA-256 no longer the recorded one is what
+    the report says first; a store of an older version, with none recorded, reads the log:
+    it is listed as damaged, the rest rendered)."""
+    import sqlite3
+
+    from arena.report.render import render_site
+
+    copy_played(played, tmp_path)
+    store = tmp_path / "small-runs" / "season.sqlite"
+    [log, *_] = sorted((tmp_path / "small-runs" / "logs").glob("*.jsonl.gz"))
+    log.write_bytes(_bomb_log(tmp_path, played).read_bytes())
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE matches SET log_sha256 = NULL")
+    summary = render_site(store, tmp_path / "site")
+    [problem] = summary.log_problems
+    assert problem.kind == "damaged" and "a line longer than" in problem.detail
+    assert summary.match_pages_rendered == 2
