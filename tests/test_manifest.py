@@ -67,7 +67,8 @@ def test_vendor_and_runtimes_are_read(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("value", ['"/usr/lib/jvm"', '["usr/lib/jvm"]', '["/opt/../home/x"]',
-                                   '[1]', '["./x"]', "[" + ", ".join(['"/opt/x"'] * 17) + "]"])
+                                   '[1]', '["./x"]', "[" + ", ".join(['"/opt/x"'] * 17) + "]",
+                                   '["/opt/' + "x" * 4092 + '"]', '["/opt/x\\u0000"]'])
 def test_runtimes_must_be_a_short_list_of_absolute_paths(tmp_path: Path, value: str) -> None:
     with pytest.raises(ManifestError, match="field 'runtimes'"):
         load_manifest(write(tmp_path, BASE + f"runtimes = {value}\n"))
@@ -105,3 +106,26 @@ def test_a_name_that_would_act_on_a_terminal_or_read_as_another_is_refused(
 def test_names_beyond_ascii_are_accepted(tmp_path: Path, name: str) -> None:
     text = BASE.replace('name = "b"', f"name = {toml_string(name)}")
     assert load_manifest(write(tmp_path, text)).name == name
+
+
+@pytest.mark.parametrize("field", ["run", "build", "vendor"])
+@pytest.mark.parametrize(("words", "refusal"), [
+    # A launch plan travels in one socket message: 200,000 words raised "Message too long"
+    # out of `arena check` (a traceback) before commands were measured here.
+    (["python3", "bot.py", *["x"] * 200_000], "bytes long; a command is at most 65,536"),
+    (["python3", "b" * 65_528], "65,537 bytes long"),
+    (["python3\0", "bot.py"], "holds a NUL character"),
+])
+def test_a_command_no_launch_can_carry_is_refused(tmp_path: Path, field: str,
+                                                  words: list[str], refusal: str) -> None:
+    import json
+
+    base = BASE if field != "run" else BASE.replace('run = ["python3", "bot.py"]\n', "")
+    with pytest.raises(ManifestError, match=f"field '{field}' .*{refusal}"):
+        load_manifest(write(tmp_path, base + f"{field} = {json.dumps(words)}\n"))
+
+
+def test_a_command_at_the_limit_is_read(tmp_path: Path) -> None:
+    words = ["python3", "b" * (65_536 - 8 - 1)]  # with a byte after each word: 65,536
+    manifest = load_manifest(write(tmp_path, BASE + f'build = ["python3", "{words[1]}"]\n'))
+    assert manifest.build == tuple(words)

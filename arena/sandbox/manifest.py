@@ -40,6 +40,14 @@ runtimes``); any other name is accepted too, and its bot declares its ``runtimes
 FIELDS = ("name", "version", "author", "language", "protocol", "run", "build", "vendor",
           "runtimes", "variants")
 MAX_RUNTIMES = 16
+MOST_COMMAND_BYTES = 65_536
+"""A command's words together (``run``, ``build``, ``vendor``; UTF-8, a byte between
+words): generous for any real command (a long one goes in a script in the bot folder), far
+below what a launch carries (its plan is one socket message of a couple of hundred KiB:
+a 1.4 MB ``run`` raised "Message too long" out of ``arena check``; Linux itself takes
+2 MiB of arguments and environment)."""
+MOST_PATH_BYTES = 4096
+"""A runtime folder's path, at most (Linux's PATH_MAX)."""
 _LANGUAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#._-]{0,39}")
 
 
@@ -185,6 +193,14 @@ def _argv(data: dict[str, object], key: str, where: str, required: bool) -> tupl
         return ()
     if not (isinstance(value, list) and value and all(isinstance(v, str) for v in value)):
         raise ManifestError(f"{where}: field '{key}' must be a non-empty list of strings")
+    if any("\0" in word for word in value):
+        raise ManifestError(f"{where}: field '{key}' holds a NUL character, which no "
+                            "command's word can carry")
+    size = sum(len(word.encode()) + 1 for word in value)
+    if size > MOST_COMMAND_BYTES:
+        raise ManifestError(f"{where}: field '{key}' is {size:,} bytes long; a command is at "
+                            f"most {MOST_COMMAND_BYTES:,} (put a long one in a script in the "
+                            "bot folder)")
     return tuple(value)
 
 
@@ -209,7 +225,8 @@ def _runtimes(data: dict[str, object], where: str) -> tuple[str, ...]:
                             f"{MAX_RUNTIMES}")
     for entry in value:
         path = PurePosixPath(entry)
-        if not path.is_absolute() or ".." in path.parts or "\0" in entry:
+        if (not path.is_absolute() or ".." in path.parts or "\0" in entry
+                or len(entry.encode()) > MOST_PATH_BYTES):
             raise ManifestError(f"{where}: field 'runtimes': {entry!r} is not an absolute "
                                 "folder path without '..'")
     return tuple(value)
