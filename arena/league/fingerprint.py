@@ -147,7 +147,7 @@ def season_changes(season: Season, store: SeasonStore,
     (``matches``: the season's schedule, computed here when needed and not given)."""
     changes: list[str] = []
     if not same_fingerprint(season, store, matches):
-        settings = json.loads(store.meta("settings") or "{}")
+        settings = store.settings()
         folders = store.meta("entrant_folders")
         if folders is not None:
             before, now = json.loads(folders), [str(m.folder) for m in season.entrants]

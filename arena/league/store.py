@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, ParamSpec, TypeVar
 
+from arena.formats import json_value
 from arena.league.schedule import ScheduledMatch
 
 SCHEMA = """
@@ -124,6 +125,28 @@ def store_trouble(path: Path, error: BaseException) -> StoreError:
     return StoreError(f"{path}: the season store cannot be used ({text}); {REPAIR}")
 
 
+def damaged(path: Path, what: str) -> StoreError:
+    """A StoreError for a store whose contents are not what this version wrote."""
+    return StoreError(f"{path}: the season store is damaged: a value in it is not what "
+                      f"UNO Arena writes ({what}); {REPAIR}")
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """A column holding a JSON object (ValueError otherwise)."""
+    value = json_value(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"not a JSON object: {text[:80]!r}")
+    return value
+
+
+def _json_list(text: str, of: type) -> list[Any]:
+    """A column holding a JSON list of ``of`` values (ValueError otherwise)."""
+    value = json_value(text)
+    if not isinstance(value, list) or not all(isinstance(v, of) for v in value):
+        raise ValueError(f"not a list of {of.__name__}: {text[:80]!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class SeatResult:
     seat: int
@@ -191,7 +214,9 @@ Value = TypeVar("Value")
 
 
 def _reading(method: Callable[Params, Value]) -> Callable[Params, Value]:
-    """A read of the store: a damaged page raises StoreError naming the file."""
+    """A read of the store: a damaged page, or a column that does not hold what this
+    version writes there (JSON that does not parse, or of another shape: a store edited or
+    damaged inside a whole database), raises StoreError naming the file."""
     def read(*args: Params.args, **kwargs: Params.kwargs) -> Value:
         try:
             return method(*args, **kwargs)
@@ -199,6 +224,10 @@ def _reading(method: Callable[Params, Value]) -> Callable[Params, Value]:
             store = args[0]
             assert isinstance(store, SeasonStore)
             raise store_trouble(store.path, error) from None
+        except (ValueError, TypeError, AttributeError) as error:
+            store = args[0]
+            assert isinstance(store, SeasonStore)
+            raise damaged(store.path, f"{type(error).__name__}: {error}") from None
 
     read.__doc__, read.__name__ = method.__doc__, method.__name__
     return read
@@ -387,7 +416,7 @@ class SeasonStore:
     def seats_of(self, match_id: str) -> list[int]:
         row = self.db.execute("SELECT seats FROM matches WHERE match_id = ?",
                               (match_id,)).fetchone()
-        return list(json.loads(row[0]))
+        return _json_list(row[0], int)
 
     def record(self, record: MatchRecord) -> bool:
         """Write a finished match in one transaction; False if it was already recorded."""
@@ -398,7 +427,10 @@ class SeasonStore:
                 raise KeyError(f"match {record.match_id} is not in the schedule")
             if row[0] == "done":
                 return False
-            entrants = json.loads(row[1])
+            try:
+                entrants = _json_list(row[1], int)
+            except ValueError as error:
+                raise damaged(self.path, f"match {record.match_id}'s seats: {error}") from None
             db.execute(
                 "UPDATE matches SET status = 'done', error = NULL, attempts = attempts + 1, "
                 "finished_at = ?, seconds = ?, decisions = ?, rounds = ?, "
@@ -433,7 +465,8 @@ class SeasonStore:
         """Every seat's result, in schedule order (match id), then seat."""
         return [
             StoredResult(match_id, entrant, seat, place, score, rounds_won, strikes,
-                         bool(disqualified), () if faults == "[]" else tuple(json.loads(faults)))
+                         bool(disqualified),
+                         () if faults == "[]" else tuple(_json_list(faults, dict)))
             for match_id, entrant, seat, place, score, rounds_won, strikes, disqualified, faults
             in self.db.execute(
                 "SELECT match_id, entrant_id, seat, place, score, rounds_won, strikes, "
@@ -444,7 +477,7 @@ class SeasonStore:
     def entrants(self) -> list[dict[str, Any]]:
         return [
             {"id": r[0], "name": r[1], "version": r[2], "folder": r[3], "hash": r[4],
-             "manifest": json.loads(r[5])}
+             "manifest": _json_object(r[5])}
             for r in self.db.execute(
                 "SELECT id, name, version, folder, content_hash, manifest FROM entrants "
                 "ORDER BY id")
@@ -469,7 +502,10 @@ class SeasonStore:
             f"SELECT {', '.join(selected)} FROM matches{where} ORDER BY match_id", values
         ).fetchall()
         # Every match's seats in one parse: a report reads 80,000 of them.
-        seats = json.loads(f"[{','.join([row[5] for row in rows])}]")
+        seats = json_value(f"[{','.join([row[5] for row in rows])}]")
+        # Each a list of entrant ids (a damaged one raises: see _reading); 11 ms at 80,000.
+        if not (set(map(type, seats)) <= {list} and {type(e) for s in seats for e in s} <= {int}):
+            raise ValueError("a match's seats are not a list of entrant ids")
         return [SeasonMatch._make((*row[:5], entrants, *row[6:]))
                 for row, entrants in zip(rows, seats, strict=True)]
 
@@ -477,6 +513,12 @@ class SeasonStore:
                 ) -> list[dict[str, Any]]:
         """``match_rows`` as dicts, column name to value."""
         return [row._asdict() for row in self.match_rows(status, prefix)]
+
+    @_reading
+    def settings(self) -> dict[str, Any]:
+        """The season's settings as its first run recorded them (``{}``: none recorded)."""
+        text = self.meta("settings")
+        return {} if text is None else _json_object(text)
 
     @_reading
     def played_logs(self) -> list[tuple[str, str | None, str | None]]:

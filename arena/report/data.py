@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import itertools
-import json
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.league.outcomes import outcomes_of
-from arena.league.store import SeasonStore, StoredResult
+from arena.league.store import SeasonStore, StoredResult, damaged
 from arena.league.tiebreak import is_tiebreak, tiebreak_summary
 from arena.rating import OfficialRow, SeasonRatings, rate
 from arena.rating.outcome import Outcome
@@ -252,7 +251,7 @@ def _season_data(store_path: Path, on_outcomes: OnOutcomes | None) -> SeasonData
     store = SeasonStore(store_path, read_only=True)
     try:
         name = store.meta("name") or store_path.parent.name
-        settings = json.loads(store.meta("settings") or "{}")
+        settings = store.settings()
         taken: set[str] = set()
         bots = {
             e["id"]: Bot(e["id"], e["name"], e["version"], e["folder"], e["hash"],
@@ -268,6 +267,14 @@ def _season_data(store_path: Path, on_outcomes: OnOutcomes | None) -> SeasonData
         revealed = store.meta("season_key") if store.meta("key_revealed_at") else None
     finally:
         store.close()
+    # Every result and seat names an entrant the store holds (else the store is damaged:
+    # no page could name that bot).
+    strangers = ({r.entrant_id for r in results}.union(*(row.seats for row in rows))
+                 - bots.keys())
+    if strangers:
+        raise damaged(store_path, "matches name entrant(s) "
+                      f"{', '.join(map(repr, sorted(strangers, key=repr)[:5]))}, which it "
+                      "does not hold")
     # Rated from the rows just read (what ``season_ratings`` reads again from the store).
     outcomes = outcomes_of(results, {row.match_id: row.chance for row in rows})
     if on_outcomes is not None:

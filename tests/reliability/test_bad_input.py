@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import ROOT, arena, clean_error, copy_played, no_traceback, tmpfs, write_season
 
 
@@ -129,3 +131,42 @@ def test_brackets_in_paths_and_names_are_printed_as_they_are(tmp_path: Path) -> 
     said = result.stdout
     assert f"output {where / 'small-runs'}" in said
     assert "greedy [/red]" in said
+
+
+DAMAGED_VALUES = {  # the table, column and value put there, and what the report says
+    "a match's seats not JSON": ("matches", "seats", "'garbage'", "JSONDecodeError"),
+    "a match's seats not entrant ids": ("matches", "seats", "'[[1]]'",
+                                        "not a list of entrant ids"),
+    "a match naming no entrant": ("matches", "seats", "'[99]'", "entrant(s) 99"),
+    "a result's faults not JSON": ("results", "faults", "'[{'", "JSONDecodeError"),
+    "a result's faults not records": ("results", "faults", "'[1]'", "not a list of dict"),
+    "an entrant's manifest not an object": ("entrants", "manifest", "'[]'",
+                                            "not a JSON object"),
+    "the settings not JSON": ("meta", "value", "'{'", "JSONDecodeError"),
+    "the settings nested past the parser": ("meta", "value", f"'{'[' * 5000}{']' * 5000}'",
+                                            "nested deeper"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGED_VALUES))
+def test_a_value_damaged_inside_a_whole_store_is_named(case: str, played: Path,
+                                                       tmp_path: Path) -> None:
+    """A store that is a whole database but holds a value this version never writes (JSON
+    that does not parse, of another shape, naming an entrant it does not hold): the report,
+    which reads every value, names the store and the value; every other command either
+    does not read that value or says the same, in one line (a traceback before)."""
+    import sqlite3
+
+    path = copy_played(played, tmp_path)
+    store = tmp_path / "small-runs" / "season.sqlite"
+    table, column, value, words = DAMAGED_VALUES[case]
+    where = "key = 'settings'" if table == "meta" else f"rowid = (SELECT MIN(rowid) FROM {table})"
+    with sqlite3.connect(store) as db:
+        assert db.execute(f"UPDATE {table} SET {column} = {value} WHERE {where}").rowcount == 1
+    clean_error(arena("report", path), store, "the season store is damaged", words)
+    for command in (("season", "status"), ("season", "standings"), ("season", "export"),
+                    ("season", "run")):
+        result = arena(*command, path)
+        no_traceback(result)
+        if result.returncode:
+            clean_error(result, store)
