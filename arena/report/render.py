@@ -628,8 +628,8 @@ class _BotPages:
                              for part, results in enumerate(chunked)]
                 if site.reuse(name, _list_key(version, self.season_key + bot_key, number,
                                               (key.encode() for key in part_keys))):
-                    if parts in previous:  # where its rows are, for the next time it changes
-                        state[parts] = previous[parts]
+                    if _parts_record(previous.get(parts)):  # where its rows are, for the
+                        state[parts] = previous[parts]  # next time it changes
                     continue
                 # A round of results adds rows to most bots' lists: the page is written
                 # again around its rows, a part of rows that did not change copied from
@@ -1130,13 +1130,11 @@ def _write_in_parts(path: Path, head: bytes, parts: list[tuple[str, Callable[[],
                     state: dict[str, str]) -> None:
     """Write ``head``, the parts (key, maker) joined by ``separator``, and ``tail``; a
     part whose key the file written last time holds is copied from it, not made again."""
-    known = previous.get(f"parts/{path.name}")
+    known = _parts_record(previous.get(f"parts/{path.name}"))
     old = path.read_bytes() if known and path.is_file() else b""
     kept: dict[str, bytes] = {}
-    if old:
-        digest, spans = json_value(known or "")
-        if hashlib.sha256(old).hexdigest() == digest:
-            kept = {key: old[start:end] for key, start, end in spans}
+    if old and known and hashlib.sha256(old).hexdigest() == known[0]:
+        kept = {key: old[start:end] for key, start, end in known[1]}
     pieces, spans, at = [head], [], len(head)
     for index, (key, make) in enumerate(parts):
         if index:
@@ -1152,6 +1150,18 @@ def _write_in_parts(path: Path, head: bytes, parts: list[tuple[str, Callable[[],
     state[f"parts/{path.name}"] = json.dumps([hashlib.sha256(content).hexdigest(), spans])
     if content != old:
         _replace(path, content)
+
+
+def _parts_record(text: str | None) -> tuple[str, list[tuple[str, int, int]]] | None:
+    """A state's record of a file written in parts: its SHA-256 and each part's key and
+    span; None when there is none, or it is not of that shape (a state edited or damaged:
+    the file is then made again whole)."""
+    try:
+        digest, spans = json_value(text or "")
+        parts = [(str(key), int(start), int(end)) for key, start, end in spans]
+    except (ValueError, TypeError):
+        return None
+    return (digest, parts) if isinstance(digest, str) else None
 
 
 def _listing_digest(entries: list[tuple[str, int, str]]) -> str:
