@@ -129,3 +129,14 @@ def test_a_command_at_the_limit_is_read(tmp_path: Path) -> None:
     words = ["python3", "b" * (65_536 - 8 - 1)]  # with a byte after each word: 65,536
     manifest = load_manifest(write(tmp_path, BASE + f'build = ["python3", "{words[1]}"]\n'))
     assert manifest.build == tuple(words)
+
+
+def test_a_bot_toml_past_a_mebibyte_is_refused_unread(tmp_path: Path) -> None:
+    """A manifest is a dozen lines; 30 MB of TOML (30 KB packed in an upload) took 7.7 s
+    to parse."""
+    from arena.sandbox.manifest import MOST_MANIFEST_BYTES
+
+    padding = "#" * (MOST_MANIFEST_BYTES - len(BASE) - 1) + "\n"
+    assert load_manifest(write(tmp_path, BASE + padding)).name == "b"  # at the limit
+    with pytest.raises(ManifestError, match=r"more than 1,048,576 bytes; a bot\.toml is a dozen"):
+        load_manifest(write(tmp_path, BASE + padding + "#"))

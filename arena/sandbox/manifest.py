@@ -46,6 +46,9 @@ words): generous for any real command (a long one goes in a script in the bot fo
 below what a launch carries (its plan is one socket message of a couple of hundred KiB:
 a 1.4 MB ``run`` raised "Message too long" out of ``arena check``; Linux itself takes
 2 MiB of arguments and environment)."""
+MOST_MANIFEST_BYTES = 1 << 20
+"""A bot.toml's size, at most: a manifest is a dozen lines, and parsing 30 MB of TOML (an
+upload packs it into 30 KB) held a league server's interpreter for 7.7 s."""
 MOST_PATH_BYTES = 4096
 """A runtime folder's path, at most (Linux's PATH_MAX)."""
 _LANGUAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#._-]{0,39}")
@@ -242,8 +245,13 @@ def load_manifest(folder: Path | str) -> BotManifest:
         raise ManifestError(f"{path}: missing; a bot folder needs a bot.toml manifest "
                             "(a file, not a link)")
     check_folder(folder)
+    with path.open("rb") as manifest:
+        raw = manifest.read(MOST_MANIFEST_BYTES + 1)
+    if len(raw) > MOST_MANIFEST_BYTES:
+        raise ManifestError(f"{path}: more than {MOST_MANIFEST_BYTES:,} bytes; a bot.toml "
+                            "is a dozen lines")
     try:
-        data = toml_table(path.read_text(encoding="utf-8"))
+        data = toml_table(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise ManifestError(f"{path}: not valid TOML: {error}") from None
     _unknown_fields(data, str(path))
