@@ -148,9 +148,9 @@ def season_changes(season: Season, store: SeasonStore,
     changes: list[str] = []
     if not same_fingerprint(season, store, matches):
         settings = store.settings()
-        folders = store.meta("entrant_folders")
-        if folders is not None:
-            before, now = json.loads(folders), [str(m.folder) for m in season.entrants]
+        before = store.entrant_folders()
+        if before is not None:
+            now = [str(m.folder) for m in season.entrants]
             added = [f for f in now if f not in before]
             removed = [f for f in before if f not in now]
             if added or removed:

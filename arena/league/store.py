@@ -224,7 +224,7 @@ def _reading(method: Callable[Params, Value]) -> Callable[Params, Value]:
             store = args[0]
             assert isinstance(store, SeasonStore)
             raise store_trouble(store.path, error) from None
-        except (ValueError, TypeError, AttributeError) as error:
+        except ValueError as error:  # json's errors, and the shape checks below
             store = args[0]
             assert isinstance(store, SeasonStore)
             raise damaged(store.path, f"{type(error).__name__}: {error}") from None
@@ -519,6 +519,12 @@ class SeasonStore:
         """The season's settings as its first run recorded them (``{}``: none recorded)."""
         text = self.meta("settings")
         return {} if text is None else _json_object(text)
+
+    @_reading
+    def entrant_folders(self) -> list[str] | None:
+        """The entrants' folders as the season's last run listed them (None: none listed)."""
+        text = self.meta("entrant_folders")
+        return None if text is None else _json_list(text, str)
 
     @_reading
     def played_logs(self) -> list[tuple[str, str | None, str | None]]:

@@ -170,3 +170,24 @@ def test_a_value_damaged_inside_a_whole_store_is_named(case: str, played: Path,
         no_traceback(result)
         if result.returncode:
             clean_error(result, store)
+
+
+@pytest.mark.parametrize("value", ["not json", '{"a": 1}', "[1, 2]"])
+def test_the_entrant_folders_damaged_inside_a_store_are_named(
+        played: Path, tmp_path: Path, value: str) -> None:
+    """What a changed season is compared with (read only when the season file changed)."""
+    import sqlite3
+
+    from arena.league.store import SeasonStore, StoreError
+
+    copy_played(played, tmp_path)
+    store_path = tmp_path / "small-runs" / "season.sqlite"
+    with sqlite3.connect(store_path) as db:
+        assert db.execute("UPDATE meta SET value = ? WHERE key = 'entrant_folders'",
+                          (value,)).rowcount == 1
+    store = SeasonStore(store_path, read_only=True)
+    try:
+        with pytest.raises(StoreError, match="the season store is damaged"):
+            store.entrant_folders()
+    finally:
+        store.close()
