@@ -11,6 +11,7 @@ import os
 import signal
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from league_servers import SAMPLES, Server, copy_bot, free_port, write_league
@@ -88,6 +89,32 @@ def _snapshot(store: Path) -> tuple[dict[str, str], dict[str, list[tuple[object,
     return statuses, results
 
 
+def _kill_server_mid_match(server: Server, store: Path, ours: Callable[[str], bool],
+                           tries: int = 5) -> set[str]:
+    """kill -9 the server while one of ``ours`` matches is running, and return the matches
+    the store shows running then. A match can end between seeing it run and the kill: then
+    nothing was caught mid-match, so the server is started again and the kill retried."""
+    for _ in range(tries):
+        deadline = time.monotonic() + 60
+        while not any(ours(m) and s == "running" for m, s in _snapshot(store)[0].items()):
+            assert time.monotonic() < deadline, "no match was played"
+            time.sleep(0.02)
+        assert server.process is not None
+        workers = _children(server.process.pid)
+        assert workers  # the match and validation workers, and the bots
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait()
+        if server.process.stderr:
+            server.process.stderr.close()
+        server.process = None
+        assert not _survivors(workers), "workers outlived the server"
+        running = {m for m, s in _snapshot(store)[0].items() if ours(m) and s == "running"}
+        if running:
+            return running
+        server.start()
+    raise AssertionError(f"no kill in {tries} caught a match being played")
+
+
 def test_kill_9_during_the_ladder_and_the_final_loses_and_doubles_nothing(tmp_path: Path) -> None:
     server = Server(write_league(tmp_path / "league"), free_port())
     server.start()
@@ -126,19 +153,8 @@ def test_kill_9_during_the_ladder_and_the_final_loses_and_doubles_nothing(tmp_pa
         with contextlib.closing(LeagueStore(store)) as reading:
             failed = reading.matches("WHERE status = 'failed'")
         assert failed and all("worker failed" in str(m.error) for m in failed)
-        server.wait_for(playing, timeout=60, what="a match being played")
-
-        assert server.process is not None
-        workers = _children(server.process.pid)
-        assert workers  # the match and validation workers, and the bots
-        server.process.send_signal(signal.SIGKILL)
-        server.process.wait()
-        server.process = None
-        assert not _survivors(workers), "workers outlived the server"
-
+        running = sorted(_kill_server_mid_match(server, store, lambda m: True))
         before, results_before = _snapshot(store)
-        running = sorted(m for m, s in before.items() if s == "running")
-        assert running
         assert all(m not in results_before for m in running)
 
         server.start()
@@ -172,17 +188,7 @@ def test_kill_9_during_the_ladder_and_the_final_loses_and_doubles_nothing(tmp_pa
         with contextlib.closing(LeagueStore(league.store_path)) as league_store:
             ladder.advance(league_store, league, "final")
         server.start()
-        deadline = time.monotonic() + 60
-        while "running" not in {s for m, s in _snapshot(store)[0].items()
-                                if m.startswith("final-")}:
-            assert time.monotonic() < deadline, "no final match was played"
-            time.sleep(0.05)
-        assert server.process is not None
-        server.process.send_signal(signal.SIGKILL)
-        server.process.wait()
-        server.process = None
-        killed = {m for m, s in _snapshot(store)[0].items()
-                  if m.startswith("final-") and s == "running"}
+        killed = _kill_server_mid_match(server, store, lambda m: m.startswith("final-"))
         server.start()
         with server.client() as client:
             final = server.wait_for(lambda: (lambda f: f if f["complete"] else None)(
