@@ -13,6 +13,7 @@ ladder matches left ``running`` are discarded (never counted), final matches lef
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import contextlib
 import multiprocessing
 import os
@@ -54,10 +55,17 @@ class MatchPool:
         with self.lock:
             if self.closed:  # the server is stopping: the match stays unplayed
                 raise RuntimeError("the match workers are stopped")
-            if self.pool is None:
-                self.pool = concurrent.futures.ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                    initializer=executor_module.init_worker, initargs=(os.getpid(),))
+            if self.pool is not None:
+                try:
+                    return self.pool.submit(executor_module.play_job, job)
+                except concurrent.futures.process.BrokenProcessPool:
+                    # A worker died between matches (the OOM killer): no match was in
+                    # play on it, so none is lost; this one goes to a new pool.
+                    broken, self.pool = self.pool, None
+                    executor_module.release_pool(broken, stop=True)
+            self.pool = concurrent.futures.ProcessPoolExecutor(
+                max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                initializer=executor_module.init_worker, initargs=(os.getpid(),))
             return self.pool.submit(executor_module.play_job, job)
 
     def shutdown(self, close: bool = False) -> None:
