@@ -99,7 +99,23 @@ def _nearly_full(path: Path) -> bool:
     return stats.f_bavail * stats.f_frsize < 1024 * 1024
 
 
-def store_trouble(path: Path, error: BaseException) -> StoreError:
+@dataclass(frozen=True)
+class StoreKind:
+    """Which store a message is about, and what its user can do."""
+
+    name: str
+    repair: str
+    """What to do with a store that is damaged."""
+    folder: str
+    """What to do when its folder cannot be written."""
+
+
+SEASON_STORE = StoreKind("season store", REPAIR,
+                         "give the season an [output] folder it may write")
+
+
+def store_trouble(path: Path, error: BaseException, kind: StoreKind = SEASON_STORE
+                  ) -> StoreError:
     """A StoreError for ``error`` met while using the store at ``path``."""
     text = str(error)
     code = error.errno if isinstance(error, OSError) else None
@@ -110,25 +126,24 @@ def store_trouble(path: Path, error: BaseException) -> StoreError:
         return StoreError(f"{path}: the disk is full; nothing of the last change was "
                           "recorded: free some space, then run the same command again")
     if name.startswith("SQLITE_IOERR"):
-        return StoreError(f"{path}: cannot write the season store ({name}: {text}); nothing "
+        return StoreError(f"{path}: cannot write the {kind.name} ({name}: {text}); nothing "
                           "of the last change was recorded: check the disk it is on, then run "
                           "the same command again")
     if isinstance(error, sqlite3.DatabaseError) and (
             "not a database" in text or "malformed" in text):
-        return StoreError(f"{path}: not a season store ({text}); {REPAIR}")
+        return StoreError(f"{path}: not a {kind.name} ({text}); {kind.repair}")
     if code == errno.EROFS or "readonly" in text:
-        return StoreError(f"{path}: cannot write the season store (read-only file system or "
-                          "file); give the season an [output] folder it may write")
+        return StoreError(f"{path}: cannot write the {kind.name} (read-only file system or "
+                          f"file); {kind.folder}")
     if isinstance(error, OSError):
-        return StoreError(f"{path}: {error.strerror or error}; give the season an [output] "
-                          "folder it may write")
-    return StoreError(f"{path}: the season store cannot be used ({text}); {REPAIR}")
+        return StoreError(f"{path}: {error.strerror or error}; {kind.folder}")
+    return StoreError(f"{path}: the {kind.name} cannot be used ({text}); {kind.repair}")
 
 
-def damaged(path: Path, what: str) -> StoreError:
+def damaged(path: Path, what: str, kind: StoreKind = SEASON_STORE) -> StoreError:
     """A StoreError for a store whose contents are not what this version wrote."""
-    return StoreError(f"{path}: the season store is damaged: a value in it is not what "
-                      f"UNO Arena writes ({what}); {REPAIR}")
+    return StoreError(f"{path}: the {kind.name} is damaged: a value in it is not what "
+                      f"UNO Arena writes ({what}); {kind.repair}")
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -265,27 +280,28 @@ def _create(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def write_transaction(db: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connection]:
+def write_transaction(db: sqlite3.Connection, path: Path, kind: StoreKind = SEASON_STORE
+                      ) -> Iterator[sqlite3.Connection]:
     """One write transaction on ``db`` (opened with ``isolation_level=None``): all of it or
     nothing; a failure to write raises StoreError naming ``path``."""
     try:
         db.execute("BEGIN IMMEDIATE")
     except sqlite3.Error as error:
-        raise store_trouble(path, error) from None
+        raise store_trouble(path, error, kind) from None
     try:
         yield db
     except BaseException as error:
         with contextlib.suppress(sqlite3.Error):
             db.execute("ROLLBACK")
         if isinstance(error, sqlite3.OperationalError):
-            raise store_trouble(path, error) from None
+            raise store_trouble(path, error, kind) from None
         raise
     try:
         db.execute("COMMIT")
     except sqlite3.Error as error:
         with contextlib.suppress(sqlite3.Error):
             db.execute("ROLLBACK")
-        raise store_trouble(path, error) from None
+        raise store_trouble(path, error, kind) from None
 
 
 class SeasonStore:

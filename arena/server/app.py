@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import math
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -47,7 +48,7 @@ from starlette.responses import (
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from arena.league.store import StoredResult
+from arena.league.store import StoredResult, StoreError
 from arena.rating.trueskill_ratings import Leaderboard, Standing
 from arena.report import render
 from arena.report.charts import rating_chart
@@ -183,7 +184,7 @@ def _final_json(store: LeagueStore) -> dict[str, Any]:
     return {
         "phase": None, "scheduled": bool(matches), "matches": counts,
         "complete": store.meta("final_complete") is not None,
-        "key_commitment": key_commitment(bytes.fromhex(key)) if key else None,
+        "key_commitment": key_commitment(store.key("final_key")) if key else None,
         "key": store.meta("final_key_revealed") or None,
         "standings": rows,
         "cannot_separate": [[versions[v].bot for v in group]
@@ -267,7 +268,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         store = context.store()
         board = ladder.ladder_ratings(store, league)
         rows = ladder.ladder_rows(store, board)
-        key = bytes.fromhex(store.meta("ladder_key") or "")
+        key = store.key("ladder_key")
         counts = {"done": store.done_count("ladder"),
                   "running": len(store.matches("WHERE status = 'running'"))}
         return page("server_ladder.html", request, rows=rows, counts=counts,
@@ -282,7 +283,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
     def api_standings(request: Request) -> Response:
         store = context.store()
         board = ladder.ladder_ratings(store, league)
-        key = bytes.fromhex(store.meta("ladder_key") or "")
+        key = store.key("ladder_key")
         return JSONResponse({"league": league.name,
                              "phase": ladder.current_phase(store, league),
                              "key_commitment": key_commitment(key),
@@ -615,6 +616,23 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         return page("server_error.html", request, status=error.status_code,
                     page_name="error", message=error.detail, code=error.status_code)
 
+    said: list[str] = []
+
+    async def store_trouble(request: Request, error: Exception) -> Response:
+        """A damaged or unusable store: the organiser reads what and where in the server's
+        log (once while it lasts); a visitor learns the site cannot answer for now, not
+        the server's paths."""
+        if not said or said[-1] != str(error):
+            said[:] = [str(error)]
+            print(f"arena server: {request.url.path} cannot be answered: {error}",
+                  file=sys.stderr, flush=True)
+        message = ("the league's store cannot be read just now; the organiser has been "
+                   "told (the server's log says what to do)")
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": message}, status_code=503)
+        return HTMLResponse(f"<!doctype html><title>503</title><h1>503</h1><p>{message}</p>",
+                            status_code=503)
+
     routes = [
         Route("/", home), Route("/index.html", home), Route("/final", final_page),
         Route("/api/standings", api_standings), Route("/api/final", api_final),
@@ -635,7 +653,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         Route("/api/matches", api_matches), Route("/api/matches/{match_id:str}", api_match),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={HTTPException: errors},
+                    exception_handlers={HTTPException: errors, StoreError: store_trouble},
                     middleware=[Middleware(SecurityHeaders)])
     app.state.service = service
     return app

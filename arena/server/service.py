@@ -28,6 +28,7 @@ from pathlib import Path
 from arena.league import executor as executor_module
 from arena.league.cluster import DaskExecutor
 from arena.league.executor import Executor, JobOutcome, LocalExecutor, MatchJob
+from arena.league.store import StoreError
 from arena.rules.seeds import MatchSeed
 from arena.sandbox import BotManifest, ManifestError, load_manifest
 from arena.server import ladder
@@ -37,6 +38,8 @@ from arena.server.validation import ValidationJob, Validator
 
 IDLE_SECONDS = 0.3
 RETRY_SECONDS = 5.0
+ERRORS_KEPT = 100
+"""Background failures kept, the latest (each said once while it lasts)."""
 
 
 class MatchPool:
@@ -121,17 +124,23 @@ class LeagueService:
     def _guarded(self, target: Callable[[], None]) -> None:
         """Run a loop; if it fails (a full disk, a damaged store), say so and start it
         again after a pause: the site stays up, and the work resumes once the trouble is
-        fixed."""
+        fixed. A store's trouble is said by its message (it names the file and what to
+        do), once while it lasts; anything else with its traceback."""
+        said = None
         while not self.stop_event.is_set():
             try:
                 target()
-            except Exception:
+            except Exception as error:
                 if self.stop_event.is_set():
                     return
-                message = traceback.format_exc(limit=6)
-                self.errors.append(message)
-                print(f"arena server: background work failed, retrying in "
-                      f"{RETRY_SECONDS:g} s:\n{message}", file=sys.stderr, flush=True)
+                message = (str(error) if isinstance(error, StoreError)
+                           else traceback.format_exc(limit=6))
+                if message != said:
+                    self.errors.append(message)
+                    del self.errors[:-ERRORS_KEPT]
+                    print(f"arena server: background work failed, retrying every "
+                          f"{RETRY_SECONDS:g} s:\n{message}", file=sys.stderr, flush=True)
+                    said = message
                 self.stop_event.wait(RETRY_SECONDS)
 
     # -- validation ----------------------------------------------------------------------
@@ -270,7 +279,7 @@ class LeagueService:
     def _ladder_jobs(self, store: LeagueStore, slots: int, salt: int) -> list[MatchJob]:
         board = ladder.ladder_ratings(store, self.league)
         tables = ladder.pick_tables(store, self.league, board, slots, salt)
-        key = bytes.fromhex(store.meta("ladder_key") or "")
+        key = store.key("ladder_key")
         jobs = []
         for seats in tables:
             match_id = store.start_ladder_match(seats)
@@ -319,7 +328,7 @@ class LeagueService:
                                 "final_key_revealed": store.meta("final_key") or "",
                                 "ladder_key_revealed": store.meta("ladder_key") or ""})
             return []
-        key = bytes.fromhex(store.meta("final_key") or "")
+        key = store.key("final_key")
         jobs = []
         for match in pending[:slots]:
             if store.start_final_match(match.match_id):

@@ -13,21 +13,31 @@ The file is created 0600: it holds the token hashes and the secret keys.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import os
 import secrets
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from arena.league.store import MatchRecord, StoreError, store_trouble, write_transaction
+from arena.formats import json_value
+from arena.league.store import (
+    MatchRecord,
+    StoreError,
+    StoreKind,
+    damaged,
+    store_trouble,
+    write_transaction,
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -121,6 +131,10 @@ PENDING = ("queued", "building", "checking")
 # against guessing, so the lighter RFC 9106 "low memory" profile keeps each check quick.
 _HASHER = PasswordHasher(time_cost=3, memory_cost=16 * 1024, parallelism=1)
 
+LEAGUE_STORE = StoreKind(
+    "league store", "restore it from a backup (the uploads and match logs in the league's "
+    "data folder are not in it)", "give the league a data folder it may write")
+
 SQLITE_INTEGERS = 2 ** 63
 """SQLite's integers are 64-bit: a larger Python int cannot be bound to a query."""
 
@@ -209,10 +223,90 @@ SELECT match_id, kind, label, seats, status, grp, deal, created_at, finished_at,
 """
 
 
-def _match(row: sqlite3.Row | tuple[Any, ...]) -> StoredMatch:
-    return StoredMatch(row[0], row[1], row[2], tuple(json.loads(row[3])), row[4], row[5],
-                       row[6], row[7], row[8], row[9], row[10], row[11], bool(row[12]),
-                       row[13], row[14], row[15])
+_RAW = {"int": (int,), "bool": (int, type(None)), "float": (float, int), "str": (str,),
+        "None": (type(None),)}
+"""What SQLite hands back for a field of each type (a bool is kept as 0 or 1, NULL while
+unknown; anything else, a tuple, as JSON text)."""
+
+
+_TYPE_NAMES = {int: "an integer", float: "a number", str: "text", type(None): "NULL"}
+
+
+@functools.cache
+def _raw_types(cls: type) -> tuple[tuple[str, tuple[type, ...]], ...]:
+    """Each field of a row dataclass, and the types its column may hold."""
+    return tuple((field.name, tuple(kind for part in str(field.type).split(" | ")
+                                    for kind in _RAW.get(part, (str,))))
+                 for field in dataclasses.fields(cls))
+
+
+def _checked(cls: type, row: Sequence[Any], what: str) -> Sequence[Any]:
+    """``row``, the columns of a ``cls``; ValueError naming the first column whose value
+    is not of its type (a store edited or damaged inside a whole database)."""
+    fields = _raw_types(cls)
+    if not all(type(value) in kinds for value, (_, kinds) in zip(row, fields, strict=True)):
+        for value, (name, kinds) in zip(row, fields, strict=True):
+            if type(value) not in kinds:
+                shown = repr(value) if len(repr(value)) <= 60 else f"{repr(value)[:57]}..."
+                names = [_TYPE_NAMES[kind] for kind in kinds
+                         if not (kind is int and float in kinds)]  # a number: int or float
+                raise ValueError(f"{what}: its {name} is {shown}, not {' or '.join(names)}")
+    return row
+
+
+def _json_column(text: str, what: str, kind: str, fits: Callable[[Any], bool]) -> Any:
+    """A column holding JSON of a kind (ValueError saying ``what`` otherwise)."""
+    try:
+        value = json_value(text)
+    except ValueError as error:
+        raise ValueError(f"{what} not JSON ({error}): {text[:60]!r}") from None
+    if not fits(value):
+        raise ValueError(f"{what} not a JSON list of {kind}: {text[:60]!r}")
+    return value
+
+
+def _ids(text: str, what: str) -> tuple[int, ...]:
+    return tuple(_json_column(text, what, "version ids", lambda value: (
+        isinstance(value, list) and bool(value) and all(type(v) is int for v in value))))
+
+
+def _records(text: str, what: str) -> tuple[dict[str, object], ...]:
+    return tuple(_json_column(text, what, "objects", lambda value: (
+        isinstance(value, list) and all(isinstance(v, dict) for v in value))))
+
+
+def _match(row: Sequence[Any], versions: set[int]) -> StoredMatch:
+    what = f"match {row[0]!r}"
+    row = _checked(StoredMatch, row, what)
+    seats = _ids(row[3], f"{what}: its seats are")
+    if not versions.issuperset(seats):
+        raise ValueError(f"{what} seats version {min(set(seats) - versions)}, which the "
+                         "store does not hold")
+    return StoredMatch(row[0], row[1], row[2], seats, row[4], row[5], row[6], row[7], row[8],
+                       row[9], row[10], row[11], bool(row[12]), row[13], row[14], row[15])
+
+
+Params = ParamSpec("Params")
+Value = TypeVar("Value")
+
+
+def _reading(method: Callable[Params, Value]) -> Callable[Params, Value]:
+    """A read of the store: a damaged page, or a column that does not hold what the server
+    writes there (a value of another type, JSON that does not parse or of another shape, a
+    seat naming no version), raises StoreError naming the file and what is wrong."""
+    @functools.wraps(method)
+    def read(*args: Params.args, **kwargs: Params.kwargs) -> Value:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.DatabaseError as error:
+            store = args[0]
+            assert isinstance(store, LeagueStore)
+            raise store_trouble(store.path, error, LEAGUE_STORE) from None
+        except ValueError as error:  # json's errors, and the checks above
+            store = args[0]
+            assert isinstance(store, LeagueStore)
+            raise damaged(store.path, str(error), LEAGUE_STORE) from None
+    return read
 
 
 class Conflict(Exception):
@@ -244,7 +338,7 @@ class LeagueStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
         except sqlite3.Error as error:
-            raise store_trouble(path, error) from None
+            raise store_trouble(path, error, LEAGUE_STORE) from None
 
     def _create(self) -> None:
         """The store whole or not at all: written under a temporary name, then renamed."""
@@ -266,7 +360,7 @@ class LeagueStore:
             os.replace(partial, self.path)
         except (sqlite3.Error, OSError) as error:
             partial.unlink(missing_ok=True)
-            raise store_trouble(self.path, error) from None
+            raise store_trouble(self.path, error, LEAGUE_STORE) from None
 
     def close(self) -> None:
         self.db.close()
@@ -274,14 +368,30 @@ class LeagueStore:
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction: all of it or nothing."""
-        with write_transaction(self.db, self.path) as db:
+        with write_transaction(self.db, self.path, LEAGUE_STORE) as db:
             yield db
 
     # -- meta ----------------------------------------------------------------------------
 
+    @_reading
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        if row is not None and type(row[0]) is not str:
+            raise ValueError(f"the setting {key!r} is {row[0]!r:.60}, not text")
+        return None if row is None else row[0]
+
+    def key(self, name: str) -> bytes:
+        """A secret key kept in the store (``ladder_key``, ``final_key``): 32 bytes;
+        StoreError when it is missing or damaged (deals made from no key would be public)."""
+        text = self.meta(name)
+        try:
+            key = bytes.fromhex(text or "")
+        except ValueError:
+            key = b""
+        if len(key) != 32:
+            problem = "missing" if text is None else "not 32 bytes in hex"
+            raise damaged(self.path, f"the {name} is {problem}", LEAGUE_STORE)
+        return key
 
     def set_meta(self, values: dict[str, str]) -> None:
         with self.transaction() as db:
@@ -364,8 +474,9 @@ class LeagueStore:
         assert found is not None
         return found
 
+    @_reading
     def versions(self, where: str = "", params: Sequence[Any] = ()) -> list[Version]:
-        return [Version(*row) for row in self.db.execute(
+        return [Version(*_checked(Version, row, f"version {row[0]!r}")) for row in self.db.execute(
             f"{_VERSION_QUERY} {where} ORDER BY b.name, v.number", params)]
 
     def version(self, version_id: int) -> Version | None:
@@ -408,8 +519,9 @@ class LeagueStore:
 
     # -- bots and the organiser's actions ------------------------------------------------
 
+    @_reading
     def bots(self) -> list[Bot]:
-        return [Bot(*row) for row in self.db.execute(
+        return [Bot(*_checked(Bot, row, f"bot {row[0]!r}")) for row in self.db.execute(
             "SELECT b.id, b.name, b.author_id, a.name, b.state, b.reason FROM bots b "
             "JOIN authors a ON a.id = b.author_id ORDER BY b.name")]
 
@@ -525,14 +637,17 @@ class LeagueStore:
                                "WHERE status = 'running' AND kind = 'final'").rowcount
         return {"discarded": discarded, "rescheduled": again}
 
+    @_reading
     def matches(self, where: str = "", params: Sequence[Any] = ()) -> list[StoredMatch]:
-        return [_match(row) for row in self.db.execute(
+        versions = {row[0] for row in self.db.execute("SELECT id FROM versions")}
+        return [_match(row, versions) for row in self.db.execute(
             f"{_MATCH_QUERY} {where} ORDER BY match_id", params)]
 
     def match(self, match_id: str) -> StoredMatch | None:
         found = self.matches("WHERE match_id = ?", (match_id,))
         return found[0] if found else None
 
+    @_reading
     def results(self, kind: str | None = None, match_id: str | None = None) -> list[Result]:
         """Recorded results (of one kind of match, or of one match), by match and seat."""
         query = ("SELECT r.match_id, r.seat, r.version_id, r.place, r.score, r.rounds_won, "
@@ -540,8 +655,9 @@ class LeagueStore:
                  "ON m.match_id = r.match_id WHERE (? IS NULL OR m.kind = ?) "
                  "AND (? IS NULL OR r.match_id = ?) ORDER BY r.match_id, r.seat")
         return [Result(row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]),
-                       tuple(json.loads(row[8])))
-                for row in self.db.execute(query, (kind, kind, match_id, match_id))]
+                       _records(row[8], f"match {row[0]!r}, seat {row[1]}: its faults are"))
+                for row in (_checked(Result, row, f"match {row[0]!r}, seat {row[1]!r}")
+                            for row in self.db.execute(query, (kind, kind, match_id, match_id)))]
 
     def results_of(self, match_id: str) -> list[Result]:
         return self.results(match_id=match_id)
