@@ -16,7 +16,7 @@ In one run, measured side by side:
    into its own work (the real match loop over streams that answer at once: engine, wire
    bytes, log, bookkeeping) and what asyncio and gRPC add on the answer's path; the match
    log's share (its lines re-written in a hot loop: each decision's line carries the seat's
-   view as on the wire, issue 22), written while the bot thinks;
+   view as on the wire, issue 22), encoded once the bots have played;
 5. what the referee's Python costs in the match's rhythm: the CPU of its event loop's
    thread per decision in play next to the working ping-pong server's, and the same match
    played again with no log.
@@ -462,7 +462,7 @@ def measure(matches: int, logs: Path) -> None:
           f"   (engine, wire bytes, log, bookkeeping)")
     print(f"        of which the wire bytes (request, events) {wire * 1e6:6.0f} us")
     print(f"        of which the match log (below)             {writing * 1e6:6.0f} us   "
-          "(encoded while the bot thinks)")
+          "(encoded once the match is played)")
     print(f"      on the answer's path, the rest (asyncio, gRPC)   "
           f"{(referee - working - own + writing) * 1e6:5.0f} us")
     waited = statistics.median(r[15] for r in rows)
@@ -476,11 +476,10 @@ def measure(matches: int, logs: Path) -> None:
           "match's rhythm; gRPC's own threads not counted)")
     unlogged = statistics.median(r[14] for r in rows)
     print(f"    the same matches with no log                 {unlogged * 1e6:6.0f} us   (ratio to "
-          f"the working ping-pong {statistics.median(r[14] / r[7] for r in rows):.2f}: the "
-          "log's encoding, though it waits for the request to be sent, takes CPU from the "
-          "bots)")
+          f"the working ping-pong {statistics.median(r[14] / r[7] for r in rows):.2f}: what "
+          "the log costs in play, its lines held until the bots have played)")
     print(f"      the match log, in a hot loop           {writing * 1e6:6.0f} us   (every line "
-          "encoded and compressed; written once the request is on its way)")
+          "encoded and compressed, once the match is played: in its seconds, not in play)")
     print(f"      the same log without the seat's view   {unseen * 1e6:6.0f} us   (before "
           "issue 22: no wire request or answer, no timing line)")
 

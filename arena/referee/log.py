@@ -116,8 +116,15 @@ class MatchLogWriter:
         self._text = io.TextIOWrapper(self._gzip, encoding="utf-8", newline="\n")
         self._pending: list[dict[str, Any] | Event | _Decision] = []
 
-    # Records are queued and encoded by flush(), which the referee calls once a request is
-    # on its way: encoding then overlaps the bot's thinking instead of delaying the request.
+    # Records are queued and encoded by flush(), which the referee calls once the match is
+    # over (or, in a very long match, when ``held`` lines pile up): the encoding then takes
+    # no CPU from a bot thinking, and never delays the reading of its answer, whose latency
+    # is measured on arrival.
+    @property
+    def held(self) -> int:
+        """Lines queued, not yet encoded."""
+        return len(self._pending)
+
     def write(self, record: dict[str, Any]) -> None:
         self._pending.append(record)
 

@@ -60,6 +60,9 @@ REFUSED_KEPT = 8
 """Refused tokens remembered (for the NO_HELLO reason), at most."""
 CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
 """A timer may run this much before its time (asyncio's own slack)."""
+LOG_HELD_MOST = 20_000
+"""Log lines held unencoded while the bots play, at most (a 2-player match to 500 holds
+500 to 2,000, a few hundred bytes each): a longer match encodes them as it goes."""
 
 
 @dataclass(frozen=True)
@@ -660,10 +663,13 @@ class _MatchLoop:
         for seat in self.processes:
             self._on_turn(seat)  # every bot reads the match's end
         await self._finish(final_places)
+        play_seconds = time.perf_counter() - play_started
+        if self.log:
+            self.log.flush()  # the lines held while the bots played (see MatchLogWriter)
         outcome = MatchOutcome(
             spec.match_id, spec.seed, tuple(match.scores), final_places, match.rounds_played,
             match.round_limit_reached, tuple(self.reports), self._rounds_won(), self.decisions,
-            time.perf_counter() - started, time.perf_counter() - play_started, spec.log_path)
+            time.perf_counter() - started, play_seconds, spec.log_path)
         if self.log:
             self.log.write({"type": "result", "scores": list(outcome.scores),
                             "places": list(outcome.places),
@@ -844,9 +850,9 @@ class _MatchLoop:
         # Built here, so the logged request is the one sent.
         message = self._wire_events(seat) + request_entry(request)
         loop = asyncio.get_running_loop()
-        if self.log:
-            # Encoding the log waits until the request is on its way (the loop runs this
-            # once the send is under way), so it overlaps the bot's thinking.
+        if self.log and self.log.held >= LOG_HELD_MOST:
+            # A very long match: encode what is held once the request is on its way (the
+            # loop runs this once the send is under way).
             loop.call_soon(self._flush_log)
         pending = self.pending = _Pending(seat, self.request_id, observation, legal,
                                           connection, request, message)

@@ -42,10 +42,16 @@ def test_real_processes_match_the_in_process_runner(tracker: Tracker, tmp_path: 
     tracker.assert_none_left()
 
 
-def test_a_log_that_fails_mid_match_fails_the_match(tracker: Tracker, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """The log is encoded while the bot thinks (an event-loop callback): a write that fails
-    there (a full disk) still stops the match with that error, leaving no log and no bot."""
+@pytest.mark.parametrize(("held_most", "failing_call"), [(20_000, 1), (50, 4)],
+                         ids=["at the match's end", "mid-match, a long match"])
+def test_a_log_that_fails_mid_match_fails_the_match(
+        tracker: Tracker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held_most: int,
+        failing_call: int) -> None:
+    """The log's lines are encoded once the bots have played (in a long match, whenever
+    ``LOG_HELD_MOST`` are held, an event-loop callback while a bot thinks): a write that
+    fails there (a full disk) still fails the match with that error, leaving no log and no
+    bot, and a match failing mid-way stops there."""
+    from arena.referee import match as match_module
     from arena.referee.log import MatchLogWriter
 
     calls = 0
@@ -54,17 +60,18 @@ def test_a_log_that_fails_mid_match_fails_the_match(tracker: Tracker, tmp_path: 
     def failing_flush(self: MatchLogWriter) -> None:
         nonlocal calls
         calls += 1
-        if calls == 20:
+        if calls == failing_call:
             raise OSError(28, "No space left on device")
         flush(self)
 
     monkeypatch.setattr(MatchLogWriter, "flush", failing_flush)
+    monkeypatch.setattr(match_module, "LOG_HELD_MOST", held_most)
     log = tmp_path / "match.jsonl.gz"
     seats = [tracker.seat(sample(name), f"seat{seat}")
              for seat, name in enumerate(["greedy", "random"])]
     with pytest.raises(OSError, match="No space left"):
         play(seats, seed=7, log=log,
              limits=Limits(decision_deadline=5.0, time_bank=30.0, hello_timeout=20.0))
-    assert calls == 20  # it stopped at the failure, not after playing on
+    assert calls == failing_call  # it stopped at the failure, not after playing on
     assert not log.exists() and not list(tmp_path.glob("*.partial"))
     tracker.assert_none_left()
