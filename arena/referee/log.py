@@ -115,6 +115,7 @@ class MatchLogWriter:
                                    compresslevel=LOG_COMPRESSION)
         self._text = io.TextIOWrapper(self._gzip, encoding="utf-8", newline="\n")
         self._pending: list[dict[str, Any] | Event | _Decision] = []
+        self._held_bytes = 0
 
     # Records are queued and encoded by flush(), which the referee calls once the match is
     # over (or, in a very long match, when ``held`` lines pile up): the encoding then takes
@@ -124,6 +125,12 @@ class MatchLogWriter:
     def held(self) -> int:
         """Lines queued, not yet encoded."""
         return len(self._pending)
+
+    @property
+    def held_bytes(self) -> int:
+        """The wire bytes the queued decision lines keep (requests and answers: a bot may
+        pad each answer up to the message limit)."""
+        return self._held_bytes
 
     def write(self, record: dict[str, Any]) -> None:
         self._pending.append(record)
@@ -140,6 +147,8 @@ class MatchLogWriter:
         ``bank`` left, in seconds)."""
         self._pending.append(_Decision(seat, request, action, source, asked, answer,
                                        latency, bank))
+        if asked is not None:
+            self._held_bytes += len(asked) + (0 if answer is None else answer.ByteSize())
 
     def flush(self) -> None:
         dumps, write = json.dumps, self._text.write
@@ -152,6 +161,7 @@ class MatchLogWriter:
                 continue
             write(dumps(item, separators=(",", ":")) + "\n")
         self._pending.clear()
+        self._held_bytes = 0
 
     def close(self) -> None:
         """Finish the file and move it into place: a log exists whole or not at all."""

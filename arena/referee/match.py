@@ -62,7 +62,10 @@ CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
 """A timer may run this much before its time (asyncio's own slack)."""
 LOG_HELD_MOST = 20_000
 """Log lines held unencoded while the bots play, at most (a 2-player match to 500 holds
-500 to 2,000, a few hundred bytes each): a longer match encodes them as it goes."""
+500 to 2,000): a longer match encodes them as it goes."""
+LOG_HELD_BYTES = 4 * 1024 * 1024
+"""The wire bytes of the held decision lines, at most (a 2-player match to 500 holds 20 to
+90 KB; a bot padding every answer to the message limit reaches this in 256 decisions)."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ class MatchOutcome:
     rounds_won: tuple[int, ...]
     decisions: int
     seconds: float
-    """Wall time of the whole match, bot start-up included."""
+    """Wall time of the whole match, bot start-up and the log's encoding included."""
     play_seconds: float
     """Wall time from match start to match end (start-up excluded)."""
     log_path: Path | None
@@ -850,9 +853,10 @@ class _MatchLoop:
         # Built here, so the logged request is the one sent.
         message = self._wire_events(seat) + request_entry(request)
         loop = asyncio.get_running_loop()
-        if self.log and self.log.held >= LOG_HELD_MOST:
-            # A very long match: encode what is held once the request is on its way (the
-            # loop runs this once the send is under way).
+        if self.log and (self.log.held >= LOG_HELD_MOST
+                         or self.log.held_bytes >= LOG_HELD_BYTES):
+            # A very long match, or padded answers: encode what is held once the request is
+            # on its way (the loop runs this once the send is under way).
             loop.call_soon(self._flush_log)
         pending = self.pending = _Pending(seat, self.request_id, observation, legal,
                                           connection, request, message)

@@ -12,7 +12,7 @@ from arena.bots.runner import play_match
 from arena.referee.limits import Limits
 from arena.referee.replay import replay
 
-from .conftest import Tracker, play, sample
+from .conftest import Tracker, misbehaving, play, sample
 
 TABLES = {
     2: ["strategist", "random"],
@@ -39,6 +39,39 @@ def test_real_processes_match_the_in_process_runner(tracker: Tracker, tmp_path: 
     assert [report.name for report in outcome.seats] == names
     # The log replays through the engine to the same state.
     assert replay(log).match.scores == list(outcome.scores)
+    tracker.assert_none_left()
+
+
+def test_answers_padded_to_the_limit_are_logged_as_they_come_not_held(
+        tracker: Tracker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log holds its lines while the bots play, but not a bot's padding: answers padded
+    near the message limit are encoded whenever LOG_HELD_BYTES of them are held, so a match
+    holds a few megabytes at most, and the log keeps each answer as sent."""
+    from arena.referee import match as match_module
+    from arena.referee.log import MatchLogWriter, decode_answer, read_log
+
+    held: list[int] = []
+    flush = MatchLogWriter.flush
+
+    def counting_flush(self: MatchLogWriter) -> None:
+        held.append(self.held_bytes)
+        flush(self)
+
+    monkeypatch.setattr(MatchLogWriter, "flush", counting_flush)
+    most = 1024 * 1024  # a quarter of the real limit, reached four times in a match
+    monkeypatch.setattr(match_module, "LOG_HELD_BYTES", most)
+    log = tmp_path / "match.jsonl.gz"
+    seats = [tracker.seat(misbehaving("padded"), "seat0"), tracker.seat(sample("greedy"), "seat1")]
+    outcome = play(seats, seed=7, log=log,
+                   limits=Limits(decision_deadline=5.0, time_bank=30.0, hello_timeout=20.0))
+    assert not outcome.seats[0].faults  # padding is no fault: unknown fields are allowed
+    padded = outcome.seats[0].decisions
+    assert padded * 15_000 > 4 * most
+    assert len(held) >= 5  # flushed as it went, then at the end
+    assert max(held) < most + 16 * 1024  # at most one answer over
+    answers = [decode_answer(r) for r in read_log(log)
+               if r["type"] == "decision" and r["seat"] == 0 and r.get("answer")]
+    assert len(answers) == padded and all(a.ByteSize() > 15_000 for a in answers)
     tracker.assert_none_left()
 
 

@@ -2,8 +2,9 @@
 
 Every mode plays legally (first legal action) except for its one fault. With ``variants``
 the bot declares every variant (RULES.md §21-§32) in its hello. ``bad-KIND`` answers every
-request of decision kind KIND (``bad-give_card``...) with an index out of range; ``legal``
-never misbehaves.
+request of decision kind KIND (``bad-give_card``...) with an index out of range; ``padded``
+pads every answer with 15,000 bytes of a field the protocol does not know; ``legal`` never
+misbehaves.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from arena.protocol import pb
 
 MODE = sys.argv[1]
 VARIANTS = len(sys.argv) > 2 and sys.argv[2] == "variants"
+PADDING = b"\xc2\x3e" + b"\x98\x75" + b"x" * 15_000
+"""Field 1000 (length-delimited, unknown to the protocol) of 15,000 bytes."""
 
 
 def main() -> None:
@@ -63,6 +66,10 @@ def play(bot: RawBot) -> None:
         if MODE.startswith("bad-") and response.decision_request.kind == pb.DecisionKind.Value(
                 f"DECISION_KIND_{MODE[4:].upper()}"):
             bot.answer(request_id, index=999)
+            continue
+        if MODE == "padded":  # every answer near the message limit: an unknown field
+            answer = pb.Decision(request_id=request_id, action_index=0).SerializeToString()
+            bot.send(pb.PlayRequest(decision=pb.Decision.FromString(answer + PADDING)))
             continue
         if decisions == 3:
             if MODE == "late":
