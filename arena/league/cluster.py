@@ -35,7 +35,6 @@ import io
 import ipaddress
 import itertools
 import os
-import shutil
 import tarfile
 import tempfile
 import uuid
@@ -60,6 +59,7 @@ from arena.league.executor import (
 from arena.league.preflight import ProbeJob, probe_entrants
 from arena.processes import owner_tag
 from arena.sandbox.manifest import BotManifest
+from arena.sandbox.trees import remove_tree
 
 
 class ClusterSecurityError(ValueError):
@@ -197,7 +197,7 @@ def remote_play(job: MatchJob, packed: dict[str, bytes], hashes: tuple[str, ...]
         if local.output_dir.exists():
             output = {p.name: p.read_bytes() for p in local.output_dir.iterdir() if p.is_file()}
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
     if outcome.record is not None:
         record = dataclasses.replace(outcome.record, log_path=str(job.log_path))
         outcome = dataclasses.replace(outcome, record=record)
@@ -213,7 +213,7 @@ def remote_probe(jobs: list[ProbeJob], packed: dict[str, bytes], hashes: tuple[s
         return probe_entrants([dataclasses.replace(job, bot=bot, output_dir=work)
                                for job, bot in zip(jobs, bots, strict=True)])
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
 
 
 def pin_workers(client: Any) -> dict[str, int]:

@@ -51,6 +51,7 @@ from pathlib import Path
 from arena.cache import cache_folder
 from arena.sandbox.launcher import StartedProcess
 from arena.sandbox.manifest import BotManifest, ManifestError, ignored_patterns
+from arena.sandbox.trees import MOST_TREE_DEPTH, MOST_TREE_PATH_BYTES, path_problem, remove_tree
 from arena.text import visible
 
 TAIL_LINES = 20
@@ -135,6 +136,11 @@ def pack_output(folder: Path, archive_path: Path) -> list[str]:
             kept_directories = []
             for name in sorted([*directories, *files]):
                 relative = os.path.normpath(os.path.join(relative_root, name))
+                problem = path_problem(relative)
+                if problem:  # checked before the walk goes deeper
+                    raise BuildError(f"the build left {problem}; a bot's folder goes at most "
+                                     f"{MOST_TREE_DEPTH} folders deep, its paths at most "
+                                     f"{MOST_TREE_PATH_BYTES:,} bytes")
                 entries += 1
                 if entries > OUTPUT_LIMIT_ENTRIES:
                     raise BuildError(f"the build left more than {OUTPUT_LIMIT_ENTRIES:,} "
@@ -177,7 +183,7 @@ def unpack_output(archive_path: Path, target: Path) -> None:
         staging.chmod(0o755)
         staging.rename(target)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
         raise
 
 
@@ -239,5 +245,5 @@ def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProc
                               f"special file(s): {', '.join(dropped[:20])}\n")
             unpack_output(archive, target)
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            remove_tree(work)  # the build's own tree: any depth
     return built

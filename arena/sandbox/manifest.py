@@ -31,6 +31,7 @@ from pathlib import Path, PurePosixPath
 
 from arena.formats import toml_table
 from arena.rules.options import VARIANTS
+from arena.sandbox.trees import MOST_TREE_DEPTH, MOST_TREE_PATH_BYTES, path_problem
 from arena.text import unshowable
 
 KNOWN_LANGUAGES = ("python", "javascript", "typescript", "cpp", "c", "go", "rust", "java",
@@ -86,10 +87,12 @@ class BotManifest:
         season store's and the cluster's name for it)."""
         digest = hashlib.sha256()
         for relative, kind, data in source_entries(self.folder):
+            # fsencode: a name that is not UTF-8 is hashed as its bytes (the same bytes
+            # as encode() for every other name)
             if kind == "file":
-                digest.update(relative.encode() + b"\0" + data + b"\0")
+                digest.update(os.fsencode(relative) + b"\0" + data + b"\0")
             elif kind == "link":
-                digest.update(relative.encode() + b"\0->" + data + b"\0")
+                digest.update(os.fsencode(relative) + b"\0->" + data + b"\0")
         return digest.hexdigest()[:16]
 
     def content_digest(self) -> str:
@@ -97,7 +100,7 @@ class BotManifest:
         path, mode and length): the key of its build output, which must not collide."""
         digest = hashlib.sha256()
         for relative, kind, data in source_entries(self.folder, modes=True):
-            header = f"{kind}\0{relative}\0{len(data)}\0".encode()
+            header = f"{kind}\0".encode() + os.fsencode(relative) + f"\0{len(data)}\0".encode()
             digest.update(header + data)
         return digest.hexdigest()
 
@@ -123,6 +126,7 @@ def source_entries(folder: Path, *, modes: bool = False
             if _is_ignored(parts, patterns):
                 continue
             relative = "/".join(parts)
+            _check_path(folder, relative)  # before the walk goes deeper
             status = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
             if stat.S_ISDIR(status.st_mode):
                 found.append((relative, "dir", b""))
@@ -144,6 +148,14 @@ def source_entries(folder: Path, *, modes: bool = False
     return iter(found)
 
 
+def _check_path(folder: Path, relative: str) -> None:
+    problem = path_problem(relative)
+    if problem:
+        raise ManifestError(f"{folder}: the bot folder holds {problem}; a bot folder goes at "
+                            f"most {MOST_TREE_DEPTH} folders deep, its paths at most "
+                            f"{MOST_TREE_PATH_BYTES:,} bytes")
+
+
 def check_folder(folder: Path) -> None:
     """ManifestError (one clear line) for a bot folder holding a link that leads nowhere or
     out of the folder, or a special file (a pipe, socket or device): copying, hashing,
@@ -153,8 +165,9 @@ def check_folder(folder: Path) -> None:
     for directory, directories, files, directory_fd in os.fwalk(folder,
                                                                  follow_symlinks=False):
         for name in [*directories, *files]:
-            status = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
             relative = os.path.relpath(os.path.join(directory, name), folder)
+            _check_path(folder, relative)  # before the walk goes deeper
+            status = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
             if stat.S_ISLNK(status.st_mode):
                 target = os.readlink(name, dir_fd=directory_fd)
                 resolved = os.path.realpath(os.path.join(directory, name))

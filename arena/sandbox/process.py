@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import shutil
 import signal
 import socket
 import subprocess
@@ -30,6 +29,7 @@ from arena.sandbox.cgroups import BotCgroups, CgroupHost
 from arena.sandbox.limits import SandboxLimits
 from arena.sandbox.plain import _copy_capped
 from arena.sandbox.polling import backoff
+from arena.sandbox.trees import remove_tree
 
 SPAWN = Path(__file__).with_name("spawn.py")
 FIRST_FILE = 3
@@ -409,6 +409,6 @@ class SandboxProcess:
         for path in self._cleanup:
             with contextlib.suppress(OSError):
                 if path.is_dir():
-                    shutil.rmtree(path, ignore_errors=True)
+                    remove_tree(path)
                 else:
                     path.unlink()

@@ -14,12 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import tempfile
 from pathlib import Path
 
 from arena.processes import is_alive
 from arena.sandbox import cgroups
+from arena.sandbox.trees import remove_tree
 
 CGROUP = re.compile(r"arena-.*-(\d+)\.(\d+)-\d+")
 OLD_CGROUP = re.compile(r"arena-.*-(\d+)-\d+")
@@ -65,7 +65,7 @@ def sweep_match_folders(temp: Path | None = None) -> list[Path]:
         for entry in os.scandir(temp):
             if entry.is_dir(follow_symlinks=False) and _owner_gone(entry.name, MATCH_FOLDER,
                                                                    None):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                remove_tree(Path(entry.path))
                 removed.append(Path(entry.path))
     return removed
 

@@ -20,7 +20,6 @@ import hashlib
 import io
 import os
 import re
-import shutil
 import tarfile
 import tempfile
 import zlib
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
+from arena.sandbox.trees import MOST_TREE_DEPTH, MOST_TREE_PATH_BYTES, path_problem, remove_tree
 
 CHUNK = 64 * 1024
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
@@ -92,6 +92,14 @@ def _member_path(member: tarfile.TarInfo) -> PurePosixPath:
         raise UploadRefused(422, f"the archive has an absolute path: {name}")
     if ".." in path.parts:
         raise UploadRefused(422, f"the archive has a path with '..': {name}")
+    if not name.isprintable():  # a control character, or a name that is not UTF-8
+        raise UploadRefused(422, f"the archive has a path that is not printable UTF-8 text: "
+                            f"{name!r}")
+    problem = path_problem(name)
+    if problem:
+        raise UploadRefused(422, f"the archive has {problem}; a bot's folder goes at most "
+                            f"{MOST_TREE_DEPTH} folders deep, its paths at most "
+                            f"{MOST_TREE_PATH_BYTES:,} bytes")
     parts = [p for p in path.parts if p != "."]
     if not parts:
         return PurePosixPath(".")
@@ -150,7 +158,7 @@ def unpack(archive: bytes, caps: Caps, store: Path) -> Unpacked:
         return Unpacked(load_manifest(target), content_hash,
                         hashlib.sha256(archive).hexdigest())
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
 
 
 def _extract(archive: bytes, caps: Caps, folder: Path) -> None:

@@ -23,6 +23,7 @@ import pytest
 from arena.cli import main
 from arena.sandbox import ManifestError, SandboxLimits, load_manifest, prepare
 from arena.sandbox.bubblewrap import BubblewrapLauncher
+from arena.sandbox.build import BuildError
 
 BACKENDS = ["bubblewrap", "fallback"]
 
@@ -105,6 +106,34 @@ def test_what_a_build_leaves_behind_never_reaches_the_host(tmp_path: Path, host:
     assert (folder / "deep" / "er").is_dir()
     log = "".join(p.read_text() for p in (tmp_path / "logs" / "builds").glob("*.stderr.log"))
     assert "left out 7 symbolic link(s) and special file(s)" in log
+
+
+NESTING_BUILD = """python3 -c "
+import os
+for _ in range({levels}):
+    os.mkdir('{name}')
+    os.chdir('{name}')
+open('leaf', 'w').write('x')
+"
+"""
+
+
+@pytest.mark.parametrize(("name", "levels", "message"), [
+    ("a", 3000, "folders nested more than 100 deep"),
+    ("b" * 250, 30, "a path longer than 2,048 bytes"),
+], ids=["3,000 folders deep", "paths of 7,500 bytes"])
+def test_a_build_leaving_a_tree_no_walk_takes_fails_cleanly(
+        tmp_path: Path, name: str, levels: int, message: str) -> None:
+    """A build may leave folders nested thousands deep, or paths longer than the kernel
+    takes whole (a RecursionError and an ENAMETOOLONG traceback before, the work folder left
+    in the cache): the build fails with one clear reason, and nothing of it stays."""
+    source = make_bot(tmp_path / "bot", NESTING_BUILD.format(levels=levels, name=name))
+    cache = tmp_path / "cache"
+    with pytest.raises(BuildError, match=message) as error:
+        prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "logs",
+                trusted=True, cache=cache)
+    assert "\n" not in str(error.value)
+    assert [p.name for p in cache.iterdir() if not p.name.endswith(".lock")] == []
 
 
 def test_a_build_is_reused_across_seasons_by_its_key(tmp_path: Path) -> None:
