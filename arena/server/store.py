@@ -413,7 +413,8 @@ class LeagueStore:
     def authenticate(self, token: str) -> Author | None:
         """The author whose token this is, or None (malformed, unknown or wrong)."""
         number, _, secret = token.partition(".")
-        if not number.isdigit() or not secret or len(token) > 200:
+        if not (number.isascii() and number.isdigit()) or not secret or len(token) > 200 \
+                or int(number) >= SQLITE_INTEGERS:  # an id no row has (nor SQLite holds)
             return None
         row = self.db.execute("SELECT id, name, token_hash FROM authors WHERE id = ?",
                               (int(number),)).fetchone()

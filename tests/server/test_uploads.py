@@ -142,6 +142,10 @@ def test_tokens_required_and_checked(server: Server) -> None:
         wrong = anonymous.post("/api/submissions", content=archive,
                                headers={"Authorization": "Bearer 1.not-the-secret"})
         assert wrong.status_code == 401
+        # Ids no row has, past SQLite's integers or in other digits: refused, not a 500.
+        for number in ("99999999999999999999999999", "9223372036854775808", "\u0661"):
+            odd = anonymous.get("/api/me", headers={"Authorization": f"Bearer {number}.x".encode()})
+            assert odd.status_code == 401, number
         assert anonymous.get("/api/standings").status_code == 200  # public
         assert anonymous.get("/").status_code == 200
 
