@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
 import sqlite3
@@ -228,24 +229,33 @@ Params = ParamSpec("Params")
 Value = TypeVar("Value")
 
 
-def _reading(method: Callable[Params, Value]) -> Callable[Params, Value]:
-    """A read of the store: a damaged page, or a column that does not hold what this
-    version writes there (JSON that does not parse, or of another shape: a store edited or
-    damaged inside a whole database), raises StoreError naming the file."""
-    def read(*args: Params.args, **kwargs: Params.kwargs) -> Value:
-        try:
-            return method(*args, **kwargs)
-        except sqlite3.DatabaseError as error:
-            store = args[0]
-            assert isinstance(store, SeasonStore)
-            raise store_trouble(store.path, error) from None
-        except ValueError as error:  # json's errors, and the shape checks below
-            store = args[0]
-            assert isinstance(store, SeasonStore)
-            raise damaged(store.path, f"{type(error).__name__}: {error}") from None
+def reading(kind: StoreKind) -> Callable[[Callable[Params, Value]], Callable[Params, Value]]:
+    """A read of a store (a method of an object with a ``path``): a damaged page, or a
+    column that does not hold what this version writes there (a value of another type, JSON
+    that does not parse or of another shape: a store edited or damaged inside a whole
+    database), raises StoreError naming the file and what is wrong."""
+    def decorate(method: Callable[Params, Value]) -> Callable[Params, Value]:
+        @functools.wraps(method)
+        def read(*args: Params.args, **kwargs: Params.kwargs) -> Value:
+            try:
+                return method(*args, **kwargs)
+            except sqlite3.DatabaseError as error:
+                raise store_trouble(_path_of(args[0]), error, kind) from None
+            except ValueError as error:  # json's errors, and the stores' own checks
+                what = (str(error) if type(error) is ValueError
+                        else f"{type(error).__name__}: {error}")
+                raise damaged(_path_of(args[0]), what, kind) from None
+        return read
+    return decorate
 
-    read.__doc__, read.__name__ = method.__doc__, method.__name__
-    return read
+
+def _path_of(store: object) -> Path:
+    path = getattr(store, "path", None)
+    assert isinstance(path, Path), f"{store!r} has no path"
+    return path
+
+
+_reading = reading(SEASON_STORE)
 
 
 def _create(path: Path) -> None:

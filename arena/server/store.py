@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -35,6 +35,7 @@ from arena.league.store import (
     StoreError,
     StoreKind,
     damaged,
+    reading,
     store_trouble,
     write_transaction,
 )
@@ -286,27 +287,7 @@ def _match(row: Sequence[Any], versions: set[int]) -> StoredMatch:
                        row[9], row[10], row[11], bool(row[12]), row[13], row[14], row[15])
 
 
-Params = ParamSpec("Params")
-Value = TypeVar("Value")
-
-
-def _reading(method: Callable[Params, Value]) -> Callable[Params, Value]:
-    """A read of the store: a damaged page, or a column that does not hold what the server
-    writes there (a value of another type, JSON that does not parse or of another shape, a
-    seat naming no version), raises StoreError naming the file and what is wrong."""
-    @functools.wraps(method)
-    def read(*args: Params.args, **kwargs: Params.kwargs) -> Value:
-        try:
-            return method(*args, **kwargs)
-        except sqlite3.DatabaseError as error:
-            store = args[0]
-            assert isinstance(store, LeagueStore)
-            raise store_trouble(store.path, error, LEAGUE_STORE) from None
-        except ValueError as error:  # json's errors, and the checks above
-            store = args[0]
-            assert isinstance(store, LeagueStore)
-            raise damaged(store.path, str(error), LEAGUE_STORE) from None
-    return read
+_reading = reading(LEAGUE_STORE)
 
 
 class Conflict(Exception):
