@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
 from arena.bots.policies import GreedyPolicy, Policy
 from arena.processes import owner_tag
@@ -133,6 +134,32 @@ class MatchOutcome:
 
 
 _DISCONNECTED = object()
+
+
+class _Unreadable:
+    """A message from a bot that is not a ``PlayRequest`` (protobuf cannot parse it: bytes
+    its SDK garbled, groups nested past protobuf's depth). gRPC would end the stream on a
+    parse error, as if the bot had hung up; handed on instead, it reads as a message with
+    no field set, and the match strikes it as malformed, saying why."""
+
+    __slots__ = ("reason", "size")
+
+    def __init__(self, reason: str, size: int) -> None:
+        self.reason, self.size = reason, size
+
+    def HasField(self, _: str) -> bool:
+        return False
+
+    def ByteSize(self) -> int:
+        return self.size
+
+
+def _deserialize(data: bytes) -> pb.PlayRequest | _Unreadable:
+    try:
+        request: pb.PlayRequest = pb.PlayRequest.FromString(data)
+        return request
+    except DecodeError as error:
+        return _Unreadable(f"not a PlayRequest: {error}", len(data))
 
 
 class _Inbox:
@@ -426,7 +453,7 @@ async def _serve(referee: _Referee, address: str | None
     # decision request is serialized once, by the match loop, and the same bytes are sent
     # and logged (the seat's view "exactly as on the wire").
     handlers = {"Play": grpc.stream_stream_rpc_method_handler(
-        _Servicer(referee).Play, request_deserializer=pb.PlayRequest.FromString,
+        _Servicer(referee).Play, request_deserializer=_deserialize,
         response_serializer=_serialize)}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
         "uno_arena.v1.RefereeService", handlers),))
@@ -746,6 +773,9 @@ class _MatchLoop:
                 return False
             if self._is_late_answer(seat, message):
                 continue
+            if type(message) is _Unreadable:
+                self._fault(seat, FaultKind.MALFORMED, message.reason)
+                continue
             self._fault(seat, FaultKind.OUT_OF_TURN, "a message arrived while no decision "
                         "was asked of this seat")
         return not self.reports[seat].disqualified
@@ -910,7 +940,8 @@ class _MatchLoop:
                             + process_note)
                 return None, latency
             if not reply.HasField("decision"):
-                self._fault(seat, FaultKind.MALFORMED, "expected a decision message")
+                self._fault(seat, FaultKind.MALFORMED, reply.reason if type(reply) is _Unreadable
+                            else "expected a decision message")
                 if report.disqualified:
                     return None, latency
                 continue

@@ -34,6 +34,8 @@ CASES = [
     ("stale", FaultKind.OUT_OF_TURN, "pending is", False),
     ("out-of-turn", FaultKind.OUT_OF_TURN, "no decision was asked", False),
     ("malformed", FaultKind.MALFORMED, "expected a decision", False),
+    ("unreadable", FaultKind.MALFORMED, "not a PlayRequest: Error parsing message", False),
+    ("unreadable-between", FaultKind.MALFORMED, "not a PlayRequest", False),
     ("disconnect", FaultKind.DISCONNECTED, "closed its stream", True),
     ("exit-early", FaultKind.DISCONNECTED, "closed its stream", True),
 ]

@@ -2,9 +2,10 @@
 
 Every mode plays legally (first legal action) except for its one fault. With ``variants``
 the bot declares every variant (RULES.md §21-§32) in its hello. ``bad-KIND`` answers every
-request of decision kind KIND (``bad-give_card``...) with an index out of range; ``padded``
-pads every answer with 15,000 bytes of a field the protocol does not know; ``legal`` never
-misbehaves.
+request of decision kind KIND (``bad-give_card``...) with an index out of range;
+``unreadable`` sends bytes protobuf cannot parse before its third answer
+(``unreadable-between``: after it); ``padded`` pads every answer with 15,000 bytes of a
+field the protocol does not know; ``legal`` never misbehaves.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from arena.protocol import pb
 
 MODE = sys.argv[1]
 VARIANTS = len(sys.argv) > 2 and sys.argv[2] == "variants"
+UNREADABLE = b"\x9b\x06" * 3000 + b"\x9c\x06" * 3000
+"""Groups nested past protobuf's parsing depth (12 KB, under the message limit)."""
 PADDING = b"\xc2\x3e" + b"\x98\x75" + b"x" * 15_000
 """Field 1000 (length-delimited, unknown to the protocol) of 15,000 bytes."""
 
@@ -81,6 +84,12 @@ def play(bot: RawBot) -> None:
                 bot.answer(request_id - 1)
             elif MODE == "malformed":
                 bot.hello()
+            elif MODE == "unreadable":  # bytes that are no PlayRequest, then the answer
+                bot.send(UNREADABLE)
+            elif MODE == "unreadable-between":  # the answer, then such bytes
+                bot.answer(request_id)
+                bot.send(UNREADABLE)
+                continue
             elif MODE == "out-of-turn":
                 bot.answer(request_id)
                 bot.answer(request_id + 1000)

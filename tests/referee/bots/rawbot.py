@@ -8,20 +8,21 @@ from collections.abc import Iterator
 
 import grpc
 
-from arena.protocol import pb, pb_grpc
+from arena.protocol import pb
 
 
 class RawBot:
     def __init__(self, token: str | None = None) -> None:
-        self.outbox: queue.SimpleQueue[pb.PlayRequest | None] = queue.SimpleQueue()
+        self.outbox: queue.SimpleQueue[pb.PlayRequest | bytes | None] = queue.SimpleQueue()
         self.channel = grpc.insecure_channel(os.environ["ARENA_ADDRESS"])
         self.token = os.environ["ARENA_TOKEN"] if token is None else token
 
-    def _outgoing(self) -> Iterator[pb.PlayRequest]:
+    def _outgoing(self) -> Iterator[pb.PlayRequest | bytes]:
         while (message := self.outbox.get()) is not None:
             yield message
 
-    def send(self, message: pb.PlayRequest) -> None:
+    def send(self, message: pb.PlayRequest | bytes) -> None:
+        """A message, or bytes sent as they are (whatever they parse as)."""
         self.outbox.put(message)
 
     def hello(self, every_variant: bool = False) -> None:
@@ -35,7 +36,11 @@ class RawBot:
                                                       action_index=index)))
 
     def responses(self) -> Iterator[pb.PlayResponse]:
-        return iter(pb_grpc.RefereeServiceStub(self.channel).Play(self._outgoing()))
+        play = self.channel.stream_stream(
+            "/uno_arena.v1.RefereeService/Play",
+            request_serializer=lambda m: m if isinstance(m, bytes) else m.SerializeToString(),
+            response_deserializer=pb.PlayResponse.FromString)
+        return iter(play(self._outgoing()))
 
     def close(self) -> None:
         self.outbox.put(None)
