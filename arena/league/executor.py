@@ -189,6 +189,9 @@ async def _cancellable(work: Awaitable[Result]) -> Result:
 def play_job(job: MatchJob) -> JobOutcome:
     """Play one scheduled match (in a worker process or a cluster task)."""
     cancellable = _handles_sigterm and threading.current_thread() is threading.main_thread()
+    gone = _folder_gone(job)
+    if gone:
+        return JobOutcome(job.match_id, None, gone)
     try:
         seats = []
         descriptions = []
@@ -209,6 +212,11 @@ def play_job(job: MatchJob) -> JobOutcome:
     except Exception as error:
         return JobOutcome(job.match_id, None, traceback.format_exc(limit=8),
                           stop=host_trouble(error, job.log_path))
+    gone = _folder_gone(job)
+    if gone and any(report.disqualified for report in outcome.seats):
+        # Removed while the match was played: a bot that could not start or went on is
+        # not to blame (no bot can remove its own folder: the sandbox shows it read-only).
+        return JobOutcome(job.match_id, None, gone)
     record = MatchRecord(
         match_id=job.match_id, seconds=outcome.seconds, decisions=outcome.decisions,
         rounds=outcome.rounds, round_limit_reached=outcome.round_limit_reached,
@@ -221,6 +229,17 @@ def play_job(job: MatchJob) -> JobOutcome:
                                     for f in r.faults))
             for r in outcome.seats))
     return JobOutcome(job.match_id, record)
+
+
+def _folder_gone(job: MatchJob) -> str | None:
+    """Why the match cannot count when a bot's folder is gone (removed while matches are
+    played), or None."""
+    for bot in job.bots:
+        if not bot.folder.is_dir():
+            return (f"bot {bot.label}'s folder {bot.folder} is gone (removed while matches "
+                    "were played): the match counts for no one; restore the folder, then run "
+                    "again to play it")
+    return None
 
 
 def probe_job(jobs: Sequence[ProbeJob]) -> list[str | None]:
