@@ -156,9 +156,10 @@ def _json_object(text: str) -> dict[str, Any]:
 
 
 def _json_list(text: str, of: type) -> list[Any]:
-    """A column holding a JSON list of ``of`` values (ValueError otherwise)."""
+    """A column holding a JSON list of ``of`` values, each of exactly that type (a JSON
+    ``true`` is no entrant id, though Python's bool is an int); ValueError otherwise."""
     value = json_value(text)
-    if not isinstance(value, list) or not all(isinstance(v, of) for v in value):
+    if not isinstance(value, list) or not all(type(v) is of for v in value):
         raise ValueError(f"not a list of {of.__name__}: {text[:80]!r}")
     return value
 

@@ -618,7 +618,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
 
     said: list[str] = []
 
-    async def store_trouble(request: Request, error: Exception) -> Response:
+    async def store_unreadable(request: Request, error: Exception) -> Response:
         """A damaged or unusable store: the organiser reads what and where in the server's
         log (once while it lasts); a visitor learns the site cannot answer for now, not
         the server's paths."""
@@ -653,7 +653,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         Route("/api/matches", api_matches), Route("/api/matches/{match_id:str}", api_match),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={HTTPException: errors, StoreError: store_trouble},
+                    exception_handlers={HTTPException: errors, StoreError: store_unreadable},
                     middleware=[Middleware(SecurityHeaders)])
     app.state.service = service
     return app

@@ -191,3 +191,22 @@ def test_the_entrant_folders_damaged_inside_a_store_are_named(
             store.entrant_folders()
     finally:
         store.close()
+
+
+def test_a_seat_holding_a_json_boolean_names_no_entrant(played: Path, tmp_path: Path) -> None:
+    """``true`` is no entrant id, though Python reads it as the int 1."""
+    import sqlite3
+
+    from arena.league.store import SeasonStore, StoreError
+
+    copy_played(played, tmp_path)
+    store_path = tmp_path / "small-runs" / "season.sqlite"
+    with sqlite3.connect(store_path) as db:
+        match_id = db.execute("SELECT MIN(match_id) FROM matches").fetchone()[0]
+        db.execute("UPDATE matches SET seats = '[true, 2]' WHERE match_id = ?", (match_id,))
+    store = SeasonStore(store_path, read_only=True)
+    try:
+        with pytest.raises(StoreError, match="not a list of int"):
+            store.seats_of(match_id)
+    finally:
+        store.close()
