@@ -19,7 +19,8 @@ In one run, measured side by side:
    view as on the wire, issue 22), encoded once the bots have played;
 5. what the referee's Python costs in the match's rhythm: the CPU of its event loop's
    thread per decision in play next to the working ping-pong server's, and the same match
-   played again with no log.
+   played again with no log, and with its log encoded after each request (as before
+   stop 35, when it was not held until the match was played).
 
 Run: ``python -m benchmarks.referee [--matches N]``.
 """
@@ -229,6 +230,19 @@ def unlogged_match(seed: int, logs: Path) -> float:
     return outcome.play_seconds / outcome.decisions
 
 
+def streamed_match(seed: int, logs: Path) -> float:
+    """Seconds per decision of the same match with its log encoded after each request, as
+    before stop 35 (``LOG_HELD_MOST`` 0: the held lines are encoded once every request is
+    on its way) rather than once the match is played."""
+    held_most = referee_module.LOG_HELD_MOST
+    referee_module.LOG_HELD_MOST = 0
+    try:
+        outcome = _play(seed, logs, logs / f"streamed-{seed}.jsonl.gz")
+    finally:
+        referee_module.LOG_HELD_MOST = held_most
+    return outcome.play_seconds / outcome.decisions
+
+
 def _play(seed: int, logs: Path, log: Path | None) -> MatchOutcome:
     """The benchmark's match: the sample bots as real processes, its log at ``log``."""
     manifests = [load_manifest(ROOT / "sample_bots" / "python" / name) for name in BOTS]
@@ -408,6 +422,7 @@ def measure(matches: int, logs: Path) -> None:
         per_decision, per_match, decisions, requests, referee_cpu, answer_to_request = (
             referee_match(seed, logs))
         unlogged = unlogged_match(seed, logs)
+        streamed = streamed_match(seed, logs)
         transport = asyncio.run(ping_pong(requests))
         alternating = asyncio.run(ping_pong(requests, clients=2))
         working, working_cpu = asyncio.run(ping_pong_cpu(requests, clients=2,
@@ -419,7 +434,7 @@ def measure(matches: int, logs: Path) -> None:
         wire = wire_side(seed, decisions)
         rows.append((per_decision, per_match, decisions, transport, engine, bot, alternating,
                      working, writing, unseen, own, wire, referee_cpu, working_cpu, unlogged,
-                     answer_to_request))
+                     answer_to_request, streamed))
         print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
               f"/decision, two clients doing the bots' work {working * 1e6:.0f} us, ratio "
               f"{per_decision / working:.2f}; bare ping-pong {transport * 1e6:.0f} us; "
@@ -478,6 +493,9 @@ def measure(matches: int, logs: Path) -> None:
     print(f"    the same matches with no log                 {unlogged * 1e6:6.0f} us   (ratio to "
           f"the working ping-pong {statistics.median(r[14] / r[7] for r in rows):.2f}: what "
           "the log costs in play, its lines held until the bots have played)")
+    streamed = statistics.median(r[16] for r in rows)
+    print(f"    the same matches, the log encoded after each request {streamed * 1e6:6.0f} us   "
+          f"(ratio {statistics.median(r[16] / r[7] for r in rows):.2f}: as before stop 35)")
     print(f"      the match log, in a hot loop           {writing * 1e6:6.0f} us   (every line "
           "encoded and compressed, once the match is played: in its seconds, not in play)")
     print(f"      the same log without the seat's view   {unseen * 1e6:6.0f} us   (before "
