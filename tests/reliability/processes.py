@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -40,29 +41,79 @@ def spawn_pipe_open(pid: int) -> bool | None:
     through which it is handed what it needs to start, is still open (it has not read it
     all yet); None for any other process. A driver killed with SIGKILL in that window (a
     few microseconds; SIGKILL cannot be caught) leaves the worker to fail reading it:
-    Python's own start-up code then prints an EOFError as the worker exits."""
-    with contextlib.suppress(OSError, IndexError):
+    Python's own start-up code then prints an EOFError as the worker exits.
+
+    The worker closes the pipe once read, and its number is soon reused (a socket, a
+    bot's pipe...): the pipe is its own while its parent, the driver, holds the other end
+    (it keeps it for the worker's life)."""
+    with contextlib.suppress(OSError, IndexError, ValueError):
         command = Path(f"/proc/{pid}/cmdline").read_bytes().decode()
-        if "spawn_main" in command:
-            pipe = command.split("pipe_handle=")[1].split(")")[0]
-            return Path(f"/proc/{pid}/fd/{pipe}").exists()
+        if "spawn_main" not in command:
+            return None
+        pipe = command.split("pipe_handle=")[1].split(")")[0]
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{pipe}")
+        except FileNotFoundError:
+            return False
+        if not target.startswith("pipe:"):
+            return False
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        parent = int(stat[stat.rindex(")") + 2:].split()[1])
+        return target in _links(Path(f"/proc/{parent}/fd"))
     return None
 
 
-def outside_spawn_handshakes(tree: Tree, timeout: float = 1.0) -> None:
-    """Wait (up to ``timeout`` seconds) until no process of ``tree`` is a spawned worker
-    started under ``HANDSHAKE`` seconds ago with its pipe still open: its driver writes
-    what it hands it right after starting it, so a SIGKILL sent then tests everything but
-    that window (``spawn_pipe_open``)."""
+def _links(folder: Path) -> set[str]:
+    """What the open files in a /proc/<pid>/fd folder are (those still open as it is read)."""
+    found = set()
+    for fd in folder.iterdir():
+        with contextlib.suppress(OSError):
+            found.add(os.readlink(fd))
+    return found
+
+
+def kill_outside_spawn_handshakes(tree: Tree, pid: int, timeout: float = 15.0) -> None:
+    """SIGKILL ``pid`` (the run's driver) at a moment when no spawned worker of ``tree`` is
+    still being handed what it needs to start (``spawn_pipe_open``). The driver is stopped
+    (SIGSTOP) while its workers are looked at, so none can start between the look and the
+    kill (looking first and killing after left a gap of a /proc scan, in which a driver
+    starting its pool spawned one: the CI failure of stop 35). While a worker's pipe is
+    open the driver runs on a few milliseconds and is looked at again; after ``timeout``
+    seconds a worker whose pipe has been open longer than ``HANDSHAKE`` is taken to have
+    been written to (it is importing: the pipe closes after that)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        os.kill(pid, signal.SIGSTOP)
+        if not _stopped(pid):
+            return  # it ended by itself
+        now = float(Path("/proc/uptime").read_text().split()[0])
+        starting = [worker for worker in tree.sample() if spawn_pipe_open(worker)]
+        if time.monotonic() > deadline:
+            starting = [worker for worker in starting
+                        if (ticks := start_ticks(worker)) is not None
+                        and now - ticks / TICKS < HANDSHAKE]
+        if not starting:
+            os.kill(pid, signal.SIGKILL)
+            return
+        os.kill(pid, signal.SIGCONT)
+        time.sleep(0.005)
+
+
+def _stopped(pid: int, timeout: float = 5.0) -> bool:
+    """Wait until ``pid`` is stopped; False if it is gone (or a zombie) first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        now = float(Path("/proc/uptime").read_text().split()[0])
-        starting = [pid for pid in tree.sample() if spawn_pipe_open(pid)
-                    and (ticks := start_ticks(pid)) is not None
-                    and now - ticks / TICKS < HANDSHAKE]
-        if not starting:
-            return
-        time.sleep(0.005)
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        state = stat[stat.rindex(")") + 2:].split()[0]
+        if state in ("T", "t"):
+            return True
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.001)
+    raise AssertionError(f"process {pid} did not stop within {timeout} s of SIGSTOP")
 
 
 HANDSHAKE = 0.25

@@ -20,7 +20,7 @@ from arena.league.store import SeasonStore
 from arena.referee.log import read_log
 
 from .conftest import KEY, ROOT, write_season
-from .processes import Tree, outside_spawn_handshakes
+from .processes import Tree, kill_outside_spawn_handshakes
 
 PER_GROUP = 8
 MATCHES = 3 * PER_GROUP
@@ -113,9 +113,9 @@ def test_killed_ten_times_then_resumed_equals_an_uninterrupted_run(tmp_path: Pat
             break  # the season finished before this kill
         if sig == signal.SIGINT:
             os.killpg(run.pid, sig)  # Ctrl-C at a terminal: the whole foreground group
+        elif sig == signal.SIGKILL:  # the driver alone: its workers must follow it, but
+            kill_outside_spawn_handshakes(tree, run.pid)  # not in the one window it cannot mend
         else:
-            if sig == signal.SIGKILL:  # not in the one window a SIGKILL cannot mend
-                outside_spawn_handshakes(tree)
             os.kill(run.pid, sig)  # the driver alone: its workers must follow it
         _, err = run.communicate(timeout=60)
         text = err.decode()
