@@ -22,6 +22,7 @@ faster, which is what lets a report replay 50,000 results in about a second rath
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import operator
@@ -166,15 +167,23 @@ def rate_two(env: trueskill.TrueSkill, margin: float, first: tuple[float, float]
 
 def rate_season(results: Sequence[Outcome], entrant_ids: Sequence[int],
                 draw_probability: float = DRAW_PROBABILITY,
-                inherit: Mapping[int, int] | None = None) -> Leaderboard:
+                inherit: Mapping[int, int] | None = None,
+                start: Sequence[Standing] = ()) -> Leaderboard:
     """Rate every match in match-id order; ``results`` may come in any order.
 
     ``inherit`` maps an entrant to the one it succeeds (a new version of a bot on a
     league server's ladder): at its first match it starts from its predecessor's mu at
-    that point, with the prior's sigma (a carried mean, a fresh uncertainty)."""
+    that point, with the prior's sigma (a carried mean, a fresh uncertainty).
+
+    ``start``: the standings after earlier matches (a leaderboard's, copied, not changed),
+    every match of ``results`` coming after them in match-id order: the same figures as
+    rating them all again, for the cost of the new ones."""
     env = environment(draw_probability)
     inherit = inherit or {}
-    standings = {e: Standing(e) for e in entrant_ids}
+    standings = {s.entrant_id: dataclasses.replace(s, history=list(s.history))
+                 for s in start}
+    for entrant in entrant_ids:
+        standings.setdefault(entrant, Standing(entrant))
     margin = draw_margin(env)
     by_match: dict[str, list[Outcome]] = defaultdict(list)
     for result in results:

@@ -59,10 +59,17 @@ from arena.rules.seeds import key_commitment
 from arena.server import ladder
 from arena.server.config import League
 from arena.server.service import LeagueService
-from arena.server.store import Author, Conflict, LeagueStore, StoredMatch, Version
+from arena.server.store import Author, Conflict, LeagueStore, StoredMatch, Version, seated
 from arena.server.uploads import Caps, UploadRefused, unpack
 
 COOKIE = "arena_token"
+MATCHES_PER_PAGE = 200
+"""Rows of a page of /matches (a league holds tens of thousands: one page is read)."""
+API_MATCHES_DEFAULT, API_MATCHES_MOST = 100, 1000
+"""/api/matches: matches an answer holds unless ``limit`` says, and at most."""
+RECENT_MATCHES = 50
+"""The matches a bot's or a version's page lists, newest first."""
+STATUSES = ("scheduled", "running", "done", "failed", "discarded")
 TOKEN_CACHE = 256
 FORM_OVERHEAD = 64 * 1024
 """Room for a multipart form's boundaries and fields around the archive."""
@@ -170,10 +177,7 @@ def _final_json(store: LeagueStore) -> dict[str, Any]:
     standings = ladder.final_standings(store)
     versions = {v.id: v for v in store.versions()}
     key = store.meta("final_key")
-    matches = store.matches("WHERE kind = 'final'")
-    counts: dict[str, int] = {}
-    for match in matches:
-        counts[match.status] = counts.get(match.status, 0) + 1
+    counts = store.status_counts("final")
     rows = []
     if standings is not None:
         rows = [{"rank": row.rank_label, "position": row.position,
@@ -182,7 +186,7 @@ def _final_json(store: LeagueStore) -> dict[str, Any]:
                  "strength": round(row.strength, 6), "p_above_next": row.above_next,
                  "matches": row.matches} for row in standings.rows]
     return {
-        "phase": None, "scheduled": bool(matches), "matches": counts,
+        "phase": None, "scheduled": bool(counts), "matches": counts,
         "complete": store.meta("final_complete") is not None,
         "key_commitment": key_commitment(store.key("final_key")) if key else None,
         "key": store.meta("final_key_revealed") or None,
@@ -407,10 +411,11 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         standings = {s.entrant_id: s for s in board.standings}
         versions = store.versions("WHERE b.id = ?", (bot.id,))
         charts = {v.id: _chart(v, standings[v.id], board) for v in versions}
-        matches = [m for m in store.matches("WHERE status = 'done'")
-                   if set(m.seats) & {v.id for v in versions}]
+        where, ids = seated([v.id for v in versions])
+        matches = store.matches(f"WHERE status = 'done' AND {where}", ids,
+                                newest_first=True, limit=RECENT_MATCHES)
         return page("server_bot.html", request, bot=bot, versions=versions,
-                    standings=standings, charts=charts, matches=matches[-50:][::-1],
+                    standings=standings, charts=charts, matches=matches,
                     own=bot.author_id == author.id, page_name="bot")
 
     def matches_page(request: Request) -> Response:
@@ -418,12 +423,18 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         if isinstance(author, Response):
             return author
         store = context.store()
-        matches = store.matches("WHERE status IN ('done', 'running', 'failed')")
+        number = _page_number(request)
+        where = "WHERE status IN ('done', 'running', 'failed')"
+        pages = max(1, math.ceil(store.count_matches(where) / MATCHES_PER_PAGE))
+        if number > pages:
+            raise HTTPException(404, f"there are {pages} page(s) of matches")
+        matches = store.matches(where, newest_first=True, limit=MATCHES_PER_PAGE,
+                                offset=(number - 1) * MATCHES_PER_PAGE)
         results: dict[str, list[Any]] = {}
-        for result in store.results():
+        for result in store.results(match_ids=[m.match_id for m in matches]):
             results.setdefault(result.match_id, []).append(result)
-        return page("server_matches.html", request, matches=matches[::-1][:500],
-                    results=results, page_name="matches")
+        return page("server_matches.html", request, matches=matches, results=results,
+                    page_name="matches", number=number, pages=pages)
 
     def me(request: Request) -> Response:
         author = pages_author(request)
@@ -440,7 +451,9 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
             return author
         version = own_version(author, int(request.path_params["version_id"]))
         store = context.store()
-        matches = [m for m in store.matches() if version.id in m.seats][-50:][::-1]
+        where, ids = seated([version.id])
+        matches = store.matches(f"WHERE {where}", ids, newest_first=True,
+                                limit=RECENT_MATCHES)
         return page("server_version.html", request, version=version, matches=matches,
                     page_name="me")
 
@@ -588,15 +601,47 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                          for v in store.versions("WHERE b.id = ?", (bot.id,))]})
 
     def api_matches(request: Request) -> Response:
+        """Matches by id, oldest first, a page at a time: ``limit`` (default 100, at most
+        1,000), ``after`` (the last id of the page before), ``status`` and ``bot`` to
+        filter; ``next`` is the address of the next page (None after the last)."""
         need_author(request)
         store = context.store()
+        query = request.query_params
+        unknown = sorted(set(query) - {"limit", "after", "status", "bot"})
+        if unknown:
+            raise HTTPException(400, f"unknown parameter(s) {', '.join(unknown)}; known: "
+                                "limit, after, status, bot")
+        limit = _integer(query, "limit", API_MATCHES_DEFAULT, 1, API_MATCHES_MOST)
+        conditions: list[str] = []
+        params: list[Any] = []
+        if "after" in query:
+            conditions.append("match_id > ?")
+            params.append(query["after"])
+        if "status" in query:
+            if query["status"] not in STATUSES:
+                raise HTTPException(400, f"status must be one of {', '.join(STATUSES)}")
+            conditions.append("status = ?")
+            params.append(query["status"])
+        if "bot" in query:
+            bot = store.bot(query["bot"])
+            if bot is None:
+                raise HTTPException(404, f"no bot named {query['bot']}")
+            where, ids = seated([v.id for v in store.versions("WHERE b.id = ?", (bot.id,))])
+            conditions.append(where)
+            params += ids
+        where = f"WHERE {' AND '.join(conditions)}" if conditions else ""
+        matches = store.matches(where, params, limit=limit + 1)
+        following = None
+        if len(matches) > limit:
+            matches = matches[:limit]
+            url = request.url.include_query_params(after=matches[-1].match_id)
+            following = f"{url.path}?{url.query}"
         versions = {v.id: v for v in store.versions()}
         results: dict[str, list[Any]] = {}
-        for result in store.results():
+        for result in store.results(match_ids=[m.match_id for m in matches]):
             results.setdefault(result.match_id, []).append(result)
-        return JSONResponse({"matches": [
-            _match_json(m, versions, results.get(m.match_id, []))
-            for m in store.matches()]})
+        return JSONResponse({"matches": [_match_json(m, versions, results.get(m.match_id, []))
+                                         for m in matches], "next": following})
 
     def api_match(request: Request) -> Response:
         need_author(request)
@@ -691,6 +736,23 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
+def _page_number(request: Request) -> int:
+    """The ``page`` a list's address asks for (1, the newest, when it says none)."""
+    return _integer(request.query_params, "page", 1, 1, None)
+
+
+def _integer(query: Any, name: str, default: int, least: int, most: int | None) -> int:
+    """A whole-number query parameter, checked (HTTP 400 saying what is expected)."""
+    text = query.get(name)
+    if text is None:
+        return default
+    bound = f"from {least} to {most:,}" if most is not None else f"{least} or more"
+    if not (text.isascii() and text.isdigit()) or len(text) > 12 or not (
+            least <= int(text) and (most is None or int(text) <= most)):
+        raise HTTPException(400, f"{name} must be a whole number {bound}, not {text[:40]!r}")
+    return int(text)
+
+
 def _only_kinds(endpoint: Callable[[Request], Response]) -> Callable[[Request], Response]:
     def guarded(request: Request) -> Response:
         if request.path_params["kind"] not in ("matches", "replays"):
@@ -701,9 +763,28 @@ def _only_kinds(endpoint: Callable[[Request], Response]) -> Callable[[Request], 
 
 
 def _chart(version: Version, standing: Standing, board: Leaderboard) -> Markup:
+    bot = ReportBot(version.id, version.bot, f"v{version.number}", version.folder,
+                    version.content_hash, {}, version.bot, standing=standing)
+    return rating_chart(bot, _chart_range(board))
+
+
+_chart_ranges: OrderedDict[int, tuple[Leaderboard, tuple[float, float]]] = OrderedDict()
+_chart_ranges_lock = threading.Lock()
+
+
+def _chart_range(board: Leaderboard) -> tuple[float, float]:
+    """The rating axis every chart shares: the ladder's whole range, mu +- sigma over every
+    version's history (a value per result: read once per ratings, which are cached too)."""
+    with _chart_ranges_lock:
+        found = _chart_ranges.get(id(board))
+        if found is not None and found[0] is board:
+            return found[1]
     values = [mu + k * sigma for s in board.standings for _, mu, sigma in s.history
               for k in (-1, 1)]
     low, high = (min(values) - 1, max(values) + 1) if values else (0.0, 50.0)
-    bot = ReportBot(version.id, version.bot, f"v{version.number}", version.folder,
-                    version.content_hash, {}, version.bot, standing=standing)
-    return rating_chart(bot, (low if math.isfinite(low) else 0.0, high))
+    bounds = (low if math.isfinite(low) else 0.0, high)
+    with _chart_ranges_lock:
+        _chart_ranges[id(board)] = (board, bounds)  # the board held: its id is not reused
+        while len(_chart_ranges) > 4:
+            _chart_ranges.popitem(last=False)
+    return bounds

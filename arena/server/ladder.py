@@ -71,8 +71,59 @@ def ladder_ratings(store: LeagueStore, league: League) -> Leaderboard:
     key = ("ladder", str(store.path), store.done_count("ladder"),
            tuple(sorted((v.id, v.predecessor or 0) for v in versions)),
            tuple(sorted(inherit.items())))
-    return _cached(key, lambda: rate_season(outcomes(store.results("ladder")),
-                                            [v.id for v in versions], inherit=inherit))
+    return _cached(key, lambda: _rate_ladder(store, [v.id for v in versions], inherit))
+
+
+@dataclass(frozen=True)
+class _Settled:
+    """The ladder's ratings after its settled matches (``LeagueStore.settled``): what the
+    next ratings go on from, rating only the matches after them."""
+    store: str | None
+    """The store's ladder key (every store draws its own) ..."""
+    through: str
+    done: int
+    """... and its done ladder matches up to ``through``: a store put in its place (a
+    backup of it restored: its results are those recorded by then) differs in one."""
+    standings: tuple[Standing, ...]
+    """Never changed (``rate_season`` copies what it starts from)."""
+    inherit: dict[int, int]
+
+
+_settled: OrderedDict[str, _Settled] = OrderedDict()
+"""By store path, the few last used."""
+_settled_lock = threading.Lock()
+
+
+def _rate_ladder(store: LeagueStore, entrants: list[int], inherit: dict[int, int]
+                 ) -> Leaderboard:
+    """``rate_season`` over every ladder result, each result read and rated once: the
+    ratings after the settled matches are kept, and the next ratings start from them (at
+    50,000 matches, a new result re-rated in ~1 ms rather than 1.3 s; the same figures,
+    ``tests/server/test_store_and_ladder.py``)."""
+    through, done = store.settled("ladder")  # before the results: see ``settled``
+    identity = store.meta("ladder_key")
+    with _settled_lock:
+        kept = _settled.get(str(store.path))
+    if kept is not None and not (
+            through is not None and kept.through <= through and kept.store == identity
+            and store.done_through("ladder", kept.through) == kept.done
+            and all(inherit.get(s.entrant_id) == kept.inherit.get(s.entrant_id)
+                    for s in kept.standings if s.matches)):
+        kept = None  # another store at that path, or settings that rate differently
+    start = kept.standings if kept is not None else ()
+    new = outcomes(store.results("ladder", after=kept.through if kept else None))
+    if through is not None and (kept is None or through > kept.through):
+        settling = [o for o in new if o.match_id <= through]
+        board = rate_season(settling, entrants, inherit=inherit, start=start)
+        with _settled_lock:
+            _settled[str(store.path)] = _Settled(identity, through, done, board.standings,
+                                                 dict(inherit))
+            _settled.move_to_end(str(store.path))
+            while len(_settled) > _CACHE_SIZE:
+                _settled.popitem(last=False)
+        start = board.standings
+        new = [o for o in new if o.match_id > through]
+    return rate_season(new, entrants, inherit=inherit, start=start)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
@@ -116,6 +116,9 @@ CREATE TABLE IF NOT EXISTS results (
     faults TEXT NOT NULL,
     PRIMARY KEY (match_id, seat)
 );
+-- What the ladder's ratings and pages ask at every new result (the settled matches,
+-- the running ones, counts by status): answered from the index, not a scan of the table.
+CREATE INDEX IF NOT EXISTS matches_by_state ON matches (kind, status, match_id);
 CREATE TABLE IF NOT EXISTS actions (   -- the organiser's, in order (results are kept)
     id INTEGER PRIMARY KEY,
     at REAL NOT NULL,
@@ -125,6 +128,7 @@ CREATE TABLE IF NOT EXISTS actions (   -- the organiser's, in order (results are
 );
 """
 
+_INDEX = next(line for line in SCHEMA.splitlines() if line.startswith("CREATE INDEX"))
 TABLES = {"meta", "authors", "bots", "versions", "uploads", "matches", "results", "actions"}
 PENDING = ("queued", "building", "checking")
 
@@ -287,7 +291,17 @@ def _match(row: Sequence[Any], versions: set[int]) -> StoredMatch:
                        row[9], row[10], row[11], bool(row[12]), row[13], row[14], row[15])
 
 
+def seated(version_ids: Sequence[int]) -> tuple[str, tuple[int, ...]]:
+    """A condition on the matches table, with its parameters: the match seats one of
+    ``version_ids`` (SQLite reads the seats' JSON: no match is read into Python to ask)."""
+    ids = tuple(version_ids)
+    marks = ", ".join("?" * len(ids)) or "NULL"
+    return (f"EXISTS (SELECT 1 FROM json_each(matches.seats) seat "
+            f"WHERE seat.value IN ({marks}))", ids)
+
+
 _reading = reading(LEAGUE_STORE)
+Value = TypeVar("Value")
 
 
 class Conflict(Exception):
@@ -318,6 +332,7 @@ class LeagueStore:
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
+            self.db.execute(_INDEX)  # a store made before the index had it: added once
         except sqlite3.Error as error:
             raise store_trouble(path, error, LEAGUE_STORE) from None
 
@@ -620,26 +635,99 @@ class LeagueStore:
         return {"discarded": discarded, "rescheduled": again}
 
     @_reading
-    def matches(self, where: str = "", params: Sequence[Any] = ()) -> list[StoredMatch]:
+    def matches(self, where: str = "", params: Sequence[Any] = (), *,
+                newest_first: bool = False, limit: int | None = None, offset: int = 0
+                ) -> list[StoredMatch]:
+        """Matches by id (``newest_first``: the highest first), ``where`` a WHERE clause
+        over the matches table (``seated``'s included); ``limit`` and ``offset`` page them
+        in SQLite, so a page of a large league reads only its rows."""
         versions = {row[0] for row in self.db.execute("SELECT id FROM versions")}
-        return [_match(row, versions) for row in self.db.execute(
-            f"{_MATCH_QUERY} {where} ORDER BY match_id", params)]
+        order = "DESC" if newest_first else "ASC"
+        page = "" if limit is None else f"LIMIT {int(limit)} OFFSET {int(offset)}"
+        query = f"{_MATCH_QUERY} {where} ORDER BY match_id {order} {page}"
+        rows = self._seats_read(lambda: self.db.execute(query, params).fetchall())
+        return [_match(row, versions) for row in rows]
+
+    @_reading
+    def count_matches(self, where: str = "", params: Sequence[Any] = ()) -> int:
+        row = self._seats_read(lambda: self.db.execute(
+            f"SELECT COUNT(*) FROM matches {where}", params).fetchone())
+        return int(row[0])
+
+    def _seats_read(self, read: Callable[[], Value]) -> Value:
+        """``read``, a query that may read the seats' JSON in SQLite (``seated``): seats
+        that are not JSON fail it with SQLite's bare "malformed JSON"; the whole read of
+        the matches then says which row (a StoreError)."""
+        try:
+            return read()
+        except sqlite3.OperationalError as error:
+            if "JSON" in str(error):
+                self.matches()
+            raise
+
+    @_reading
+    def status_counts(self, kind: str) -> dict[str, int]:
+        """How many matches of a kind are in each status."""
+        return {str(status): int(count) for status, count in self.db.execute(
+            "SELECT status, COUNT(*) FROM matches WHERE kind = ? GROUP BY status", (kind,))}
 
     def match(self, match_id: str) -> StoredMatch | None:
         found = self.matches("WHERE match_id = ?", (match_id,))
         return found[0] if found else None
 
     @_reading
-    def results(self, kind: str | None = None, match_id: str | None = None) -> list[Result]:
-        """Recorded results (of one kind of match, or of one match), by match and seat."""
+    def settled(self, kind: str) -> tuple[str | None, int]:
+        """The last match id of a kind that no match still to be played precedes (every
+        match of the kind up to it is done, failed or discarded: its result, if any, is
+        recorded for good), and how many of them are done; (None, 0) when there is none.
+        Read before the results it is used with: a match recorded in between is then
+        after it, read with the new ones."""
+        row = self.db.execute(
+            "SELECT MAX(match_id) FROM matches WHERE kind = ? AND match_id < COALESCE("
+            "(SELECT MIN(match_id) FROM matches WHERE kind = ? "
+            "AND status IN ('scheduled', 'running')), char(1114111))", (kind, kind)).fetchone()
+        through = row[0]
+        if through is None:
+            return None, 0
+        if type(through) is not str:
+            raise ValueError(f"a match id is {through!r}, not text")
+        return through, self.done_through(kind, through)
+
+    def done_through(self, kind: str, match_id: str) -> int:
+        """Done matches of a kind with ids up to ``match_id``."""
+        row = self.db.execute("SELECT COUNT(*) FROM matches WHERE kind = ? AND status = "
+                              "'done' AND match_id <= ?", (kind, match_id)).fetchone()
+        return int(row[0])
+
+    @_reading
+    def results(self, kind: str | None = None, match_id: str | None = None, *,
+                match_ids: Sequence[str] | None = None, after: str | None = None
+                ) -> list[Result]:
+        """Recorded results (of one kind of match, of one match, of the matches
+        ``match_ids``, of those after the id ``after``), by match and seat."""
+        # Only the conditions asked for (an "? IS NULL OR" would keep SQLite from the
+        # primary key's index: every result read to find one match's).
+        conditions, params = ["1"], []
+        if kind is not None:
+            conditions.append("m.kind = ?")
+            params.append(kind)
+        if match_id is not None:
+            conditions.append("r.match_id = ?")
+            params.append(match_id)
+        if match_ids is not None:
+            conditions.append(f"r.match_id IN ({', '.join('?' * len(match_ids))})")
+            params += match_ids
+        if after is not None:
+            conditions.append("r.match_id > ?")
+            params.append(after)
         query = ("SELECT r.match_id, r.seat, r.version_id, r.place, r.score, r.rounds_won, "
                  "r.strikes, r.disqualified, r.faults FROM results r JOIN matches m "
-                 "ON m.match_id = r.match_id WHERE (? IS NULL OR m.kind = ?) "
-                 "AND (? IS NULL OR r.match_id = ?) ORDER BY r.match_id, r.seat")
+                 f"ON m.match_id = r.match_id WHERE {' AND '.join(conditions)}")
         return [Result(row[0], row[1], row[2], row[3], row[4], row[5], row[6], bool(row[7]),
                        _records(row[8], f"match {row[0]!r}, seat {row[1]}: its faults are"))
                 for row in (_checked(Result, row, f"match {row[0]!r}, seat {row[1]!r}")
-                            for row in self.db.execute(query, (kind, kind, match_id, match_id)))]
+                            for row in self.db.execute(
+                                f"{query} ORDER BY r.match_id, r.seat", params))]
 
     def results_of(self, match_id: str) -> list[Result]:
         return self.results(match_id=match_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import random
 import sqlite3
 import stat
 from pathlib import Path
@@ -12,10 +13,10 @@ from league_servers import ROOT, write_league
 
 from arena.league.store import MatchRecord, SeatResult
 from arena.rating.outcome import Outcome
-from arena.rating.trueskill_ratings import MU, rate_season
+from arena.rating.trueskill_ratings import MU, Standing, rate_season
 from arena.server import ladder
 from arena.server.config import League, LeagueError, load_league
-from arena.server.store import Conflict, LeagueStore
+from arena.server.store import Conflict, LeagueStore, Result
 
 
 def _record(match_id: str, winner: int) -> MatchRecord:
@@ -208,6 +209,93 @@ def test_rate_season_inherit_starts_from_the_predecessors_mean() -> None:
     assert plain[1].mu == carried[1].mu
     assert carried[3].mu > plain[3].mu  # started at entrant 1's mu, not 25
     assert carried[3].sigma == pytest.approx(plain[3].sigma, abs=0.5)
+
+
+def _full_replay(store: LeagueStore, league: League) -> list[Standing]:
+    """The ladder's ratings as every result rated again (what ``ladder_ratings`` was)."""
+    versions = store.versions()
+    inherit = ({v.id: v.predecessor for v in versions if v.predecessor is not None}
+               if league.ladder.new_version_rating == "carry_mean" else {})
+    return list(rate_season(ladder.outcomes(store.results("ladder")),
+                            [v.id for v in versions], inherit=inherit).standings)
+
+
+@pytest.mark.parametrize("policy", ["fresh", "carry_mean"])
+def test_the_ladder_rates_each_result_once_and_equals_a_full_replay(
+        store: LeagueStore, tmp_path: Path, policy: str) -> None:
+    """Matches recorded out of order (two at a time, finishing in any order), failed,
+    discarded by a restart; new versions arriving with a predecessor; after each change
+    the ladder's ratings (going on from its settled matches) equal, to the last bit, every
+    result rated again."""
+    league = load_league(write_league(tmp_path / policy,
+                                      ladder=f'new_version_rating = "{policy}"'))
+    rng = random.Random(policy)
+    authors = [_author(store, name) for name in ("alice", "bob", "carol")]
+    current = {bot: _version(store, author, bot) for author, bot in zip(
+        authors, ("a", "b", "c"), strict=True)}
+    running: list[tuple[str, tuple[int, ...]]] = []
+    read = replayed = 0
+    results = store.results
+
+    def counted(*args: object, **kwargs: object) -> list[Result]:
+        nonlocal read
+        found = results(*args, **kwargs)  # type: ignore[arg-type]
+        read += len(found)
+        return found
+
+    for step in range(120):
+        move = rng.random()
+        if move < 0.45 or not running:
+            seats = tuple(rng.sample(sorted(current.values()), 2))
+            running.append((store.start_ladder_match(seats), seats))
+        elif move < 0.85:
+            match_id, seats = running.pop(rng.randrange(len(running)))
+            assert store.record(_record(match_id, rng.randrange(2)), seats)
+        elif move < 0.9:
+            match_id, _ = running.pop(rng.randrange(len(running)))
+            store.record_failure(match_id, "the host's trouble")
+        elif move < 0.95:
+            store.release_matches()  # a restart: every running ladder match discarded
+            running.clear()
+        else:
+            bot = rng.choice(("a", "b", "c"))
+            current[bot] = _version(store, authors["abc".index(bot)], bot)
+        ladder._cache.clear()  # the first-level cache: what is tested is the settled one
+        store.results = counted  # type: ignore[method-assign]
+        board = ladder.ladder_ratings(store, league)
+        store.results = results  # type: ignore[method-assign]
+        everything = _full_replay(store, league)
+        replayed += 2 * store.done_count("ladder")
+        assert list(board.standings) == everything, step
+    assert store.done_count("ladder") > 30
+    # Each result read about once (again while a match before it is still running), not
+    # every result at every change.
+    assert read < replayed / 4, (read, replayed)
+
+
+def test_the_ladder_rates_again_a_store_put_in_the_place_of_another(
+        league: League, tmp_path: Path) -> None:
+    """Same path, same number of settled matches, other results: not taken for the one
+    it replaced (each store draws its own ladder key)."""
+    def played(winner: int) -> LeagueStore:
+        store = LeagueStore(league.store_path)
+        a, b = _version(store, _author(store, "alice"), "a"), \
+            _version(store, _author(store, "bob"), "b")
+        for _ in range(3):
+            store.record(_record(store.start_ladder_match((a, b)), winner), (a, b))
+        return store
+
+    first = played(0)
+    before = ladder.ladder_ratings(first, league)
+    first.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{league.store_path}{suffix}").unlink(missing_ok=True)
+    second = played(1)
+    ladder._cache.clear()
+    after = ladder.ladder_ratings(second, league)
+    assert list(after.standings) == _full_replay(second, league)
+    assert [s.entrant_id for s in after.standings] == \
+        [s.entrant_id for s in before.standings][::-1]
 
 
 # -- phases and the final ------------------------------------------------------------------
