@@ -305,7 +305,7 @@ class LeagueService:
     def _final_jobs(self, store: LeagueStore, slots: int) -> list[MatchJob]:
         """The final's next matches (scheduling it first, under a fresh secret key); once
         every one is recorded, the keys are published."""
-        if not store.matches("WHERE kind = 'final'"):
+        if not store.count_matches("WHERE kind = 'final'"):
             entrants = ladder.final_entrants(store)
             if len(entrants) < self.league.ladder.table_size:
                 store.set_meta({"final_note": f"the final needs {self.league.ladder.table_size}"
@@ -317,9 +317,9 @@ class LeagueService:
                 store.set_meta({"final_note": str(error)})
                 return []
             store.schedule_final(planned, secrets.token_bytes(32))
-        pending = store.matches("WHERE kind = 'final' AND status = 'scheduled'")
+        pending = store.matches("WHERE kind = 'final' AND status = 'scheduled'", limit=slots)
         if not pending:
-            if store.meta("final_complete") is None and not store.matches(
+            if store.meta("final_complete") is None and not store.count_matches(
                     "WHERE kind = 'final' AND status = 'running'"):
                 # Every final match is recorded: the key may now be published (reveal).
                 # The ladder has stopped too: its key is published with the final's, so
@@ -330,7 +330,7 @@ class LeagueService:
             return []
         key = store.key("final_key")
         jobs = []
-        for match in pending[:slots]:
+        for match in pending:
             if store.start_final_match(match.match_id):
                 try:
                     jobs.append(self._job(store, match.match_id,
