@@ -142,6 +142,18 @@ def test_a_damaged_store_is_refused(tmp_path: Path) -> None:
         LeagueStore(other)
 
 
+def test_a_store_made_before_the_index_gains_it(league: League) -> None:
+    """Stores of earlier versions had no index on the matches' state: opened, they get it
+    (the ladder's counts and pages read it rather than the whole table)."""
+    LeagueStore(league.store_path).close()
+    with sqlite3.connect(league.store_path) as db:
+        db.execute("DROP INDEX matches_by_state")
+    store = LeagueStore(league.store_path)
+    plan = store.db.execute("EXPLAIN QUERY PLAN SELECT COUNT(*) FROM matches WHERE kind = "
+                            "'ladder' AND status = 'running'").fetchall()
+    assert "matches_by_state" in str(plan)
+
+
 # -- the matchmaker -----------------------------------------------------------------------
 
 
