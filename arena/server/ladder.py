@@ -18,6 +18,7 @@ never meet unless ``same_author_matches``.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import random
 import threading
 from collections import OrderedDict, defaultdict
@@ -78,8 +79,8 @@ def ladder_ratings(store: LeagueStore, league: League) -> Leaderboard:
 class _Settled:
     """The ladder's ratings after its settled matches (``LeagueStore.settled``): what the
     next ratings go on from, rating only the matches after them."""
-    store: str | None
-    """The store's ladder key (every store draws its own) ..."""
+    store: str
+    """The SHA-256 of the store's ladder key (every store draws its own) ..."""
     through: str
     done: int
     """... and its done ladder matches up to ``through``: a store put in its place (a
@@ -98,10 +99,11 @@ def _rate_ladder(store: LeagueStore, entrants: list[int], inherit: dict[int, int
                  ) -> Leaderboard:
     """``rate_season`` over every ladder result, each result read and rated once: the
     ratings after the settled matches are kept, and the next ratings start from them (at
-    50,000 matches, a new result re-rated in ~1 ms rather than 1.3 s; the same figures,
+    50,000 matches the ladder's page after a new result takes 79 ms rather than 1.3 s,
+    ``benchmarks/league_pages.py``; the same figures, to the bit,
     ``tests/server/test_store_and_ladder.py``)."""
     through, done = store.settled("ladder")  # before the results: see ``settled``
-    identity = store.meta("ladder_key")
+    identity = hashlib.sha256((store.meta("ladder_key") or "").encode()).hexdigest()
     with _settled_lock:
         kept = _settled.get(str(store.path))
     if kept is not None and not (
