@@ -162,6 +162,23 @@ def test_result_is_independent_of_the_input_order(order: list[Outcome]) -> None:
     assert rate_season(order, range(5)) == rate_season(SEASON, range(5))
 
 
+@pytest.mark.parametrize("split", [0, 1, 7, 20, len({o.match_id for o in SEASON})])
+def test_going_on_from_earlier_standings_equals_rating_everything(split: int) -> None:
+    """``start``: the standings after the first ``split`` matches, then the rest: the same
+    leaderboard to the bit, and the standings started from are left as they were."""
+    ids = sorted({o.match_id for o in SEASON})
+    first = [o for o in SEASON if o.match_id in ids[:split]]
+    rest = [o for o in SEASON if o.match_id in ids[split:]]
+    earlier = rate_season(first, range(5))
+    kept = repr(earlier)
+    assert rate_season(rest, range(5), start=earlier.standings) == rate_season(SEASON,
+                                                                                 range(5))
+    assert repr(earlier) == kept
+    # An entrant unknown to the earlier standings starts at the prior.
+    later = rate_season([], range(6), start=earlier.standings)
+    assert by_entrant(later)[5] == Standing(5)
+
+
 def test_results_apply_in_match_id_order() -> None:
     shuffled = SEASON[::-1]
     rated = by_entrant(rate_season(shuffled, range(5)))
