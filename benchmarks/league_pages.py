@@ -1,9 +1,9 @@
-"""The league server's pages and API at size: a league store of 200 bots (one active
-version each) with 10,000, 25,000 and 50,000 played ladder matches (no bot runs: rows
-written straight into the store, as ``LeagueStore.record`` writes them), each page and
-API answer timed in-process (Starlette's test client, the app without its background
-loops), the median of ``--repeats``; with each figure its growth from 10k to 50k matches
-and the answer's size.
+"""The league server's pages and API at size: a league store of 200 bots (three versions
+each, one active, with 32 KiB build logs) with 10,000, 25,000 and 50,000 played ladder
+matches (no bot runs: rows written straight into the store, as ``LeagueStore.record``
+writes them), each page and API answer timed in-process (Starlette's test client, the app
+without its background loops), the median of ``--repeats``; with each figure its growth
+from 10k to 50k matches and the answer's size.
 
     python -m benchmarks.league_pages [--repeats 5] [--sizes 10000,25000,50000]
 """
@@ -27,6 +27,11 @@ from arena.server.config import load_league
 from arena.server.store import LeagueStore
 
 BOTS = 200
+VERSIONS = 3
+"""Versions of each bot (the older ones retired), each with a build log and a check
+report of a compiled bot's size."""
+BUILD_LOG = "   Compiling a-crate v1.0.0\n" * 1200  # 32 KiB
+REPORT = "PASS a check of every decision kind\n" * 60  # 2 KiB
 LEAGUE = """\
 [league]
 name = "bench-league"
@@ -51,10 +56,14 @@ def build(folder: Path, matches: int) -> tuple[Path, str, int, str]:
     assert author is not None
     versions: list[int] = []
     for number in range(BOTS):
-        added = store.add_version(author.id, f"bot{number:03d}", "1", f"{number:064x}",
-                                  "0" * 64, str(folder / "bots" / str(number)), BOTS)
-        store.activate(added.id, 1)
+        for label in range(1, VERSIONS + 1):  # the last active, the others retired
+            added = store.add_version(author.id, f"bot{number:03d}", str(label),
+                                      f"{number:062x}{label:02x}", "0" * 64,
+                                      str(folder / "bots" / str(number)), BOTS)
+            store.activate(added.id, 1)
         versions.append(added.id)
+    with store.transaction() as db:
+        db.execute("UPDATE versions SET build_log = ?, check_report = ?", (BUILD_LOG, REPORT))
     rng = random.Random(1)
     now = time.time()
     match_rows, result_rows = [], []

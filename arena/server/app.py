@@ -564,7 +564,8 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
 
     def api_me(request: Request) -> Response:
         author = need_author(request)
-        versions = context.store().versions("WHERE b.author_id = ?", (author.id,))
+        versions = context.store().versions("WHERE b.author_id = ?", (author.id,),
+                                            logs=True)
         return JSONResponse({"author": author.name,
                              "versions": [_version_json(v, True) for v in versions]})
 
@@ -598,7 +599,8 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                           "matches": standings[v.id].matches,
                           "history": [{"match_id": m, "mu": mu, "sigma": sigma}
                                       for m, mu, sigma in standings[v.id].history]}
-                         for v in store.versions("WHERE b.id = ?", (bot.id,))]})
+                         for v in store.versions("WHERE b.id = ?", (bot.id,),
+                                                 logs=bot.author_id == author.id)]})
 
     def api_matches(request: Request) -> Response:
         """Matches by id, oldest first, a page at a time: ``limit`` (default 100, at most

@@ -119,6 +119,11 @@ CREATE TABLE IF NOT EXISTS results (
 -- What the ladder's ratings and pages ask at every new result (the settled matches,
 -- the running ones, counts by status): answered from the index, not a scan of the table.
 CREATE INDEX IF NOT EXISTS matches_by_state ON matches (kind, status, match_id);
+-- Every page reads the versions but not their logs (up to ~100 KB each, stored before the
+-- columns after them): their other columns, read from this index, leave the logs unread.
+CREATE INDEX IF NOT EXISTS versions_without_logs ON versions (bot_id, number, id, label,
+    content_hash, archive_sha256, folder, status, submitted_at, activated_at, retired_at,
+    predecessor);
 CREATE TABLE IF NOT EXISTS actions (   -- the organiser's, in order (results are kept)
     id INTEGER PRIMARY KEY,
     at REAL NOT NULL,
@@ -128,7 +133,8 @@ CREATE TABLE IF NOT EXISTS actions (   -- the organiser's, in order (results are
 );
 """
 
-_INDEX = next(line for line in SCHEMA.splitlines() if line.startswith("CREATE INDEX"))
+_INDEXES = SCHEMA[SCHEMA.index("CREATE INDEX"):SCHEMA.index("CREATE TABLE IF NOT EXISTS actions")]
+"""Added when a store made before them is opened (``IF NOT EXISTS``: once)."""
 TABLES = {"meta", "authors", "bots", "versions", "uploads", "matches", "results", "actions"}
 PENDING = ("queued", "building", "checking")
 
@@ -163,8 +169,9 @@ class Version:
     archive_sha256: str
     folder: str
     status: str
-    build_log: str
-    check_report: str
+    build_log: str | None
+    """None when not read (``LeagueStore.versions`` reads the logs only when asked)."""
+    check_report: str | None
     submitted_at: float
     activated_at: float | None
     retired_at: float | None
@@ -218,7 +225,7 @@ class Result:
 
 _VERSION_QUERY = """
 SELECT v.id, v.bot_id, b.name, b.author_id, a.name, v.number, v.label, v.content_hash,
-       v.archive_sha256, v.folder, v.status, v.build_log, v.check_report, v.submitted_at,
+       v.archive_sha256, v.folder, v.status, {logs}, v.submitted_at,
        v.activated_at, v.retired_at, v.predecessor, b.state, b.reason
 FROM versions v JOIN bots b ON b.id = v.bot_id JOIN authors a ON a.id = b.author_id
 """
@@ -332,7 +339,7 @@ class LeagueStore:
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
-            self.db.execute(_INDEX)  # a store made before the index had it: added once
+            self.db.executescript(_INDEXES)
         except sqlite3.Error as error:
             raise store_trouble(path, error, LEAGUE_STORE) from None
 
@@ -472,16 +479,26 @@ class LeagueStore:
         return found
 
     @_reading
-    def versions(self, where: str = "", params: Sequence[Any] = ()) -> list[Version]:
-        return [Version(*_checked(Version, row, f"version {row[0]!r}")) for row in self.db.execute(
-            f"{_VERSION_QUERY} {where} ORDER BY b.name, v.number", params)]
+    def versions(self, where: str = "", params: Sequence[Any] = (), *, logs: bool = False
+                 ) -> list[Version]:
+        """Versions by bot name and number; their build logs and check reports (up to
+        ~100 KB each: every page reads the versions) only with ``logs``."""
+        columns = "v.build_log, v.check_report" if logs else "NULL, NULL"
+        query = _VERSION_QUERY.format(logs=columns)
+        found = []
+        for row in self.db.execute(f"{query} {where} ORDER BY b.name, v.number", params):
+            if logs and (type(row[11]) is not str or type(row[12]) is not str):
+                raise ValueError(f"version {row[0]!r}: its build log or check report is "
+                                 "not text")
+            found.append(Version(*_checked(Version, row, f"version {row[0]!r}")))
+        return found
 
     def version(self, version_id: int) -> Version | None:
         """The version of that id; None when there is none (an id past SQLite's 64-bit
         integers, from an address, included: no row has it)."""
         if not -SQLITE_INTEGERS <= version_id < SQLITE_INTEGERS:
             return None
-        found = self.versions("WHERE v.id = ?", (version_id,))
+        found = self.versions("WHERE v.id = ?", (version_id,), logs=True)
         return found[0] if found else None
 
     def next_queued(self) -> Version | None:

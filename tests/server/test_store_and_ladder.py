@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from league_servers import ROOT, write_league
 
-from arena.league.store import MatchRecord, SeatResult
+from arena.league.store import MatchRecord, SeatResult, StoreError
 from arena.rating.outcome import Outcome
 from arena.rating.trueskill_ratings import MU, Standing, rate_season
 from arena.server import ladder
@@ -142,16 +142,42 @@ def test_a_damaged_store_is_refused(tmp_path: Path) -> None:
         LeagueStore(other)
 
 
-def test_a_store_made_before_the_index_gains_it(league: League) -> None:
-    """Stores of earlier versions had no index on the matches' state: opened, they get it
-    (the ladder's counts and pages read it rather than the whole table)."""
+def test_a_store_made_before_the_indexes_gains_them(league: League) -> None:
+    """Stores of earlier versions had no index on the matches' state nor on the versions'
+    columns but their logs: opened, they get them (the ladder's counts and every page's
+    versions read them rather than the whole table)."""
     LeagueStore(league.store_path).close()
     with sqlite3.connect(league.store_path) as db:
         db.execute("DROP INDEX matches_by_state")
+        db.execute("DROP INDEX versions_without_logs")
     store = LeagueStore(league.store_path)
     plan = store.db.execute("EXPLAIN QUERY PLAN SELECT COUNT(*) FROM matches WHERE kind = "
                             "'ladder' AND status = 'running'").fetchall()
     assert "matches_by_state" in str(plan)
+    assert {row[0] for row in store.db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'index'")} >= {
+        "matches_by_state", "versions_without_logs"}
+
+
+def test_versions_are_read_without_their_logs_unless_asked(store: LeagueStore) -> None:
+    """Every page reads the versions; their logs (up to ~100 KB each) only what shows
+    them: a version's own page and its author's API."""
+    alice = _author(store, "alice")
+    ids = [_version(store, alice, bot) for bot in ("a", "b")]
+    store.set_status(ids[0], "failed", build_log="x" * 100_000, check_report="FAIL y")
+    listed = store.versions()
+    assert [(v.build_log, v.check_report) for v in listed] == [(None, None), (None, None)]
+    assert [v.id for v in listed] == ids and listed[0].status == "failed"
+    own = store.version(ids[0])
+    assert own is not None and own.build_log == "x" * 100_000 and own.check_report == "FAIL y"
+    assert [v.build_log for v in store.versions(logs=True)] == ["x" * 100_000, ""]
+    query = store.db.execute("EXPLAIN QUERY PLAN SELECT v.id, v.status, v.predecessor FROM "
+                             "versions v ORDER BY v.bot_id, v.number").fetchall()
+    assert "COVERING INDEX versions_without_logs" in str(query)
+    store.db.execute("UPDATE versions SET check_report = X'00ff' WHERE id = ?", (ids[1],))
+    with pytest.raises(StoreError, match=f"version {ids[1]}: its build log or check report "
+                                         "is not text"):
+        store.versions(logs=True)
 
 
 # -- the matchmaker -----------------------------------------------------------------------
