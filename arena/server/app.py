@@ -274,7 +274,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         rows = ladder.ladder_rows(store, board)
         key = store.key("ladder_key")
         counts = {"done": store.done_count("ladder"),
-                  "running": len(store.matches("WHERE status = 'running'"))}
+                  "running": store.count_matches("WHERE status = 'running'")}
         return page("server_ladder.html", request, rows=rows, counts=counts,
                     commitment=key_commitment(key), page_name="ladder",
                     revealed=store.meta("ladder_key_revealed"), actions=store.actions())

@@ -31,7 +31,7 @@ from arena.rating.official import OfficialStandings, official_standings
 from arena.rating.outcome import Outcome
 from arena.rating.trueskill_ratings import Leaderboard, Standing, rate_season
 from arena.server.config import PHASES, League
-from arena.server.store import LeagueStore, Result, Version
+from arena.server.store import LeagueStore, Recorded, Result, Version
 
 Value = TypeVar("Value")
 
@@ -69,10 +69,18 @@ def ladder_ratings(store: LeagueStore, league: League) -> Leaderboard:
     inherit = {}
     if league.ladder.new_version_rating == "carry_mean":
         inherit = {v.id: v.predecessor for v in versions if v.predecessor is not None}
-    key = ("ladder", str(store.path), store.done_count("ladder"),
+    identity = _identity(store)
+    key = ("ladder", str(store.path), identity, store.recorded("ladder"),
            tuple(sorted((v.id, v.predecessor or 0) for v in versions)),
            tuple(sorted(inherit.items())))
-    return _cached(key, lambda: _rate_ladder(store, [v.id for v in versions], inherit))
+    return _cached(key, lambda: _rate_ladder(store, [v.id for v in versions], inherit,
+                                             identity))
+
+
+def _identity(store: LeagueStore) -> str:
+    """Which store this is: the SHA-256 of its ladder key (every store draws its own; the
+    secret is not kept a second time)."""
+    return hashlib.sha256((store.meta("ladder_key") or "").encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -80,11 +88,12 @@ class _Settled:
     """The ladder's ratings after its settled matches (``LeagueStore.settled``): what the
     next ratings go on from, rating only the matches after them."""
     store: str
-    """The SHA-256 of the store's ladder key (every store draws its own) ..."""
+    """Which store (``_identity``) ..."""
     through: str
-    done: int
-    """... and its done ladder matches up to ``through``: a store put in its place (a
-    backup of it restored: its results are those recorded by then) differs in one."""
+    recorded: Recorded
+    """... and what it had recorded up to ``through`` (``LeagueStore.recorded``): another
+    store put in its place differs in the first, a backup of it restored and played on
+    in the second."""
     standings: tuple[Standing, ...]
     """Never changed (``rate_season`` copies what it starts from)."""
     inherit: dict[int, int]
@@ -95,31 +104,35 @@ _settled: OrderedDict[str, _Settled] = OrderedDict()
 _settled_lock = threading.Lock()
 
 
-def _rate_ladder(store: LeagueStore, entrants: list[int], inherit: dict[int, int]
-                 ) -> Leaderboard:
+def _rate_ladder(store: LeagueStore, entrants: list[int], inherit: dict[int, int],
+                 identity: str) -> Leaderboard:
     """``rate_season`` over every ladder result, each result read and rated once: the
     ratings after the settled matches are kept, and the next ratings start from them (at
     50,000 matches the ladder's page after a new result takes ~0.1 s rather than 1.4 s,
     ``benchmarks/league_pages.py``; the same figures, to the bit,
     ``tests/server/test_store_and_ladder.py``)."""
-    through, done = store.settled("ladder")  # before the results: see ``settled``
-    identity = hashlib.sha256((store.meta("ladder_key") or "").encode()).hexdigest()
+    through, recorded = store.settled("ladder")  # before the results: see ``settled``
     with _settled_lock:
         kept = _settled.get(str(store.path))
     if kept is not None and not (
             through is not None and kept.through <= through and kept.store == identity
-            and store.done_through("ladder", kept.through) == kept.done
+            and store.recorded("ladder", kept.through) == kept.recorded
             and all(inherit.get(s.entrant_id) == kept.inherit.get(s.entrant_id)
                     for s in kept.standings if s.matches)):
-        kept = None  # another store at that path, or settings that rate differently
+        # Another store at that path, a backup of it restored, or settings that rate
+        # differently: never again (not even once the store is as it was).
+        with _settled_lock:
+            if _settled.get(str(store.path)) is kept:
+                del _settled[str(store.path)]
+        kept = None
     start = kept.standings if kept is not None else ()
     new = outcomes(store.results("ladder", after=kept.through if kept else None))
     if through is not None and (kept is None or through > kept.through):
         settling = [o for o in new if o.match_id <= through]
         board = rate_season(settling, entrants, inherit=inherit, start=start)
         with _settled_lock:
-            _settled[str(store.path)] = _Settled(identity, through, done, board.standings,
-                                                 dict(inherit))
+            _settled[str(store.path)] = _Settled(identity, through, recorded,
+                                                 board.standings, dict(inherit))
             _settled.move_to_end(str(store.path))
             while len(_settled) > _CACHE_SIZE:
                 _settled.popitem(last=False)
@@ -274,6 +287,7 @@ def final_standings(store: LeagueStore) -> OfficialStandings | None:
         return None
     deals = {m.match_id: m.label for m in matches}
     entrants = sorted({v for m in matches for v in m.seats})
-    key = ("final", str(store.path), store.done_count("final"), tuple(entrants))
+    key = ("final", str(store.path), _identity(store), store.recorded("final"),
+           tuple(entrants))
     return _cached(key, lambda: official_standings(outcomes(store.results("final"), deals),
                                                    entrants))

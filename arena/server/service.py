@@ -317,8 +317,7 @@ class LeagueService:
                 store.set_meta({"final_note": str(error)})
                 return []
             store.schedule_final(planned, secrets.token_bytes(32))
-        pending = store.matches("WHERE kind = 'final' AND status = 'scheduled'", limit=slots)
-        if not pending:
+        if not store.count_matches("WHERE kind = 'final' AND status = 'scheduled'"):
             if store.meta("final_complete") is None and not store.count_matches(
                     "WHERE kind = 'final' AND status = 'running'"):
                 # Every final match is recorded: the key may now be published (reveal).
@@ -330,7 +329,8 @@ class LeagueService:
             return []
         key = store.key("final_key")
         jobs = []
-        for match in pending:
+        for match in store.matches("WHERE kind = 'final' AND status = 'scheduled'",
+                                   limit=slots):
             if store.start_final_match(match.match_id):
                 try:
                     jobs.append(self._job(store, match.match_id,

@@ -118,7 +118,7 @@ CREATE TABLE IF NOT EXISTS results (
 );
 -- What the ladder's ratings and pages ask at every new result (the settled matches,
 -- the running ones, counts by status): answered from the index, not a scan of the table.
-CREATE INDEX IF NOT EXISTS matches_by_state ON matches (kind, status, match_id);
+CREATE INDEX IF NOT EXISTS matches_by_state ON matches (kind, status, match_id, finished_at);
 -- Every page reads the versions but not their logs (up to ~100 KB each, stored before the
 -- columns after them): their other columns, read from this index, leave the logs unread.
 CREATE INDEX IF NOT EXISTS versions_without_logs ON versions (bot_id, number, id, label,
@@ -146,6 +146,10 @@ LEAGUE_STORE = StoreKind(
     "league store", "restore it from a backup (the uploads and match logs in the league's "
     "data folder are not in it)", "give the league a data folder it may write")
 
+IN_LIST_MOST = 500
+"""Values bound to one ``IN (...)``: SQLite before 3.32 binds at most 999 a statement."""
+Recorded = tuple[int, float | None]
+"""Done matches and the time the last was recorded (``LeagueStore.recorded``)."""
 SQLITE_INTEGERS = 2 ** 63
 """SQLite's integers are 64-bit: a larger Python int cannot be bound to a query."""
 
@@ -307,6 +311,18 @@ def seated(version_ids: Sequence[int]) -> tuple[str, tuple[int, ...]]:
             f"WHERE seat.value IN ({marks}))", ids)
 
 
+def _need_json(db: sqlite3.Connection) -> None:
+    """The lists read the seats' JSON in SQLite (``seated``): its JSON functions are
+    built in since 3.38 (Python 3.11's own builds have them; a system SQLite may not)."""
+    try:
+        db.execute("SELECT count(*) FROM json_each('[1]')").fetchone()
+    except sqlite3.OperationalError:
+        db.close()
+        raise StoreError(f"this Python's SQLite ({sqlite3.sqlite_version}) has no JSON "
+                         "functions, which the league server needs: use a Python linked to "
+                         "SQLite 3.38 or later") from None
+
+
 _reading = reading(LEAGUE_STORE)
 Value = TypeVar("Value")
 
@@ -340,6 +356,7 @@ class LeagueStore:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(_INDEXES)
+            _need_json(self.db)
         except sqlite3.Error as error:
             raise store_trouble(path, error, LEAGUE_STORE) from None
 
@@ -693,28 +710,34 @@ class LeagueStore:
         return found[0] if found else None
 
     @_reading
-    def settled(self, kind: str) -> tuple[str | None, int]:
+    def settled(self, kind: str) -> tuple[str | None, Recorded]:
         """The last match id of a kind that no match still to be played precedes (every
         match of the kind up to it is done, failed or discarded: its result, if any, is
-        recorded for good), and how many of them are done; (None, 0) when there is none.
-        Read before the results it is used with: a match recorded in between is then
-        after it, read with the new ones."""
+        recorded for good), and what is recorded up to it (``recorded``); None when there
+        is none. Read before the results it is used with: a match recorded in between is
+        then after it, read with the new ones."""
         row = self.db.execute(
             "SELECT MAX(match_id) FROM matches WHERE kind = ? AND match_id < COALESCE("
             "(SELECT MIN(match_id) FROM matches WHERE kind = ? "
             "AND status IN ('scheduled', 'running')), char(1114111))", (kind, kind)).fetchone()
         through = row[0]
         if through is None:
-            return None, 0
+            return None, (0, None)
         if type(through) is not str:
             raise ValueError(f"a match id is {through!r}, not text")
-        return through, self.done_through(kind, through)
+        return through, self.recorded(kind, through)
 
-    def done_through(self, kind: str, match_id: str) -> int:
-        """Done matches of a kind with ids up to ``match_id``."""
-        row = self.db.execute("SELECT COUNT(*) FROM matches WHERE kind = ? AND status = "
-                              "'done' AND match_id <= ?", (kind, match_id)).fetchone()
-        return int(row[0])
+    @_reading
+    def recorded(self, kind: str, through: str | None = None) -> Recorded:
+        """How many matches of a kind (with ids up to ``through``) are done, and when the
+        last of them was recorded: what their results are a function of. A store restored
+        from a backup and played on differs (its new results are recorded later)."""
+        query = "SELECT COUNT(*), MAX(finished_at) FROM matches WHERE kind = ? AND status = 'done'"
+        row = (self.db.execute(query, (kind,)) if through is None else self.db.execute(
+            f"{query} AND match_id <= ?", (kind, through))).fetchone()
+        if row[1] is not None and type(row[1]) not in (float, int):
+            raise ValueError(f"a done match's finished_at is {row[1]!r}, not a number")
+        return int(row[0]), row[1]
 
     @_reading
     def results(self, kind: str | None = None, match_id: str | None = None, *,
@@ -731,6 +754,12 @@ class LeagueStore:
         if match_id is not None:
             conditions.append("r.match_id = ?")
             params.append(match_id)
+        if match_ids is not None and len(match_ids) > IN_LIST_MOST:
+            # SQLite before 3.32 binds at most 999 values to a statement.
+            ordered = sorted(set(match_ids))
+            return [result for start in range(0, len(ordered), IN_LIST_MOST)
+                    for result in self.results(kind, match_id, after=after,
+                                               match_ids=ordered[start:start + IN_LIST_MOST])]
         if match_ids is not None:
             conditions.append(f"r.match_id IN ({', '.join('?' * len(match_ids))})")
             params += match_ids
