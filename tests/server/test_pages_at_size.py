@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from league_servers import write_league
+from league_servers import ROOT, Server, free_port, write_league
 
 from arena.league.store import MatchRecord, SeatResult, StoreError
 from arena.server import app as app_module
@@ -263,3 +263,31 @@ def test_a_damaged_seat_is_a_503_not_a_traceback(client: TestClient, played: Pla
         answer = client.get(address)
         assert answer.status_code == 503, address
         assert str(league.data) not in answer.text
+
+
+def test_the_readmes_paging_example_fetches_every_match_of_a_bot(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's example, run as it is against a real server (its address, bot and
+    page size changed): every done match of the bot, over several pages."""
+    path = write_league(tmp_path)
+    league = load_league(path)
+    league.data.mkdir(parents=True)
+    played = Played(league, 10)
+    played.store.close()
+    readme = (ROOT / "README.md").read_text()
+    found = re.search(r"```python\n(  import json, os, urllib.request\n.*?)  ```", readme,
+                      re.DOTALL)
+    assert found is not None, "the README's paging example"
+    server = Server(path, free_port())
+    server.start()
+    try:
+        code = "\n".join(line[2:] for line in found.group(1).splitlines())
+        code = code.replace("127.0.0.1:8080", f"127.0.0.1:{server.port}")
+        code = code.replace("bot=greedy", "bot=a").replace("limit=1000", "limit=2")
+        monkeypatch.setenv("ARENA_TOKEN", played.token)
+        scope: dict[str, object] = {}
+        exec(code, scope)  # the README's own example
+    finally:
+        server.stop()
+    assert [m["match_id"] for m in scope["matches"]] == sorted(  # type: ignore[attr-defined]
+        m for m in played.of("a") if m <= "L000010")
