@@ -119,6 +119,7 @@ CREATE TABLE IF NOT EXISTS results (
 -- What the ladder's ratings and pages ask at every new result (the settled matches,
 -- the running ones, counts by status): answered from the index, not a scan of the table.
 CREATE INDEX IF NOT EXISTS matches_by_state ON matches (kind, status, match_id, finished_at);
+CREATE INDEX IF NOT EXISTS matches_by_kind ON matches (kind, match_id);
 -- Every page reads the versions but not their logs (up to ~100 KB each, stored before the
 -- columns after them): their other columns, read from this index, leave the logs unread.
 CREATE INDEX IF NOT EXISTS versions_without_logs ON versions (bot_id, number, id, label,

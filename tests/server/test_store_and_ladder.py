@@ -150,6 +150,7 @@ def test_a_store_made_before_the_indexes_gains_them(league: League) -> None:
     LeagueStore(league.store_path).close()
     with sqlite3.connect(league.store_path) as db:
         db.execute("DROP INDEX matches_by_state")
+        db.execute("DROP INDEX matches_by_kind")
         db.execute("DROP INDEX versions_without_logs")
     store = LeagueStore(league.store_path)
     plan = store.db.execute("EXPLAIN QUERY PLAN SELECT COUNT(*) FROM matches WHERE kind = "
@@ -157,7 +158,7 @@ def test_a_store_made_before_the_indexes_gains_them(league: League) -> None:
     assert "matches_by_state" in str(plan)
     assert {row[0] for row in store.db.execute(
         "SELECT name FROM sqlite_master WHERE type = 'index'")} >= {
-        "matches_by_state", "versions_without_logs"}
+        "matches_by_state", "matches_by_kind", "versions_without_logs"}
 
 
 def test_versions_are_read_without_their_logs_unless_asked(store: LeagueStore) -> None:
