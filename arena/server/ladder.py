@@ -108,7 +108,7 @@ def _rate_ladder(store: LeagueStore, entrants: list[int], inherit: dict[int, int
                  identity: str) -> Leaderboard:
     """``rate_season`` over every ladder result, each result read and rated once: the
     ratings after the settled matches are kept, and the next ratings start from them (at
-    50,000 matches the ladder's page after a new result takes ~0.1 s rather than 1.4 s,
+    50,000 matches the ladder's page after a new result takes 69 ms rather than 1.4 s,
     ``benchmarks/league_pages.py``; the same figures, to the bit,
     ``tests/server/test_store_and_ladder.py``)."""
     through, recorded = store.settled("ladder")  # before the results: see ``settled``
