@@ -26,7 +26,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
+from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest, source_entries
 from arena.sandbox.trees import MOST_TREE_DEPTH, MOST_TREE_PATH_BYTES, path_problem, remove_tree
 
 CHUNK = 64 * 1024
@@ -147,6 +147,7 @@ def unpack(archive: bytes, caps: Caps, store: Path) -> Unpacked:
         if len(manifest.version) > LABEL_LENGTH or not manifest.version.isprintable():
             raise UploadRefused(422, "the archive's bot.toml: version must be at most "
                                 f"{LABEL_LENGTH} printable characters")
+        _keep_only_sources(folder)
         content_hash = manifest.content_digest()
         target = store / content_hash
         if not target.is_dir():
@@ -159,6 +160,31 @@ def unpack(archive: bytes, caps: Caps, store: Path) -> Unpacked:
                         hashlib.sha256(archive).hexdigest())
     finally:
         remove_tree(work)
+
+
+def _keep_only_sources(folder: Path) -> None:
+    """Remove what the sources' digest leaves out (``__pycache__``, what the archive's
+    ``.gitignore`` names): the stored folder, shared by every upload of the same digest
+    and run as it is by bots with no build step, then holds exactly what the digest covers
+    (else an upload refused, or another author's, could leave compiled code or files that
+    the next upload of the same sources would run). UploadRefused when bot.toml itself is
+    left out."""
+    try:
+        covered = {relative for relative, _, _ in source_entries(folder)}
+    except ManifestError as error:
+        raise UploadRefused(422, str(error).replace(str(folder), "the archive")) from None
+    if "bot.toml" not in covered:
+        raise UploadRefused(422, "the archive's .gitignore leaves out bot.toml: a bot's "
+                            "sources must include its bot.toml")
+    for root, directories, files, root_fd in os.fwalk(folder, follow_symlinks=False):
+        prefix = Path(root).relative_to(folder).parts
+        for name in list(directories):
+            if "/".join((*prefix, name)) not in covered:
+                directories.remove(name)
+                remove_tree(Path(root) / name)
+        for name in files:
+            if "/".join((*prefix, name)) not in covered:
+                os.unlink(name, dir_fd=root_fd)
 
 
 def _extract(archive: bytes, caps: Caps, folder: Path) -> None:

@@ -207,6 +207,37 @@ def test_unpack_stores_by_content_hash_read_only(tmp_path: Path) -> None:
         assert not path.stat().st_mode & 0o022  # nobody but root may change it
 
 
+def test_a_stored_folder_holds_only_what_its_digest_covers(tmp_path: Path) -> None:
+    """Found by review: uploads of the same sources share a folder, keyed by the sources'
+    digest, which leaves out ``__pycache__`` and what ``.gitignore`` names; the first
+    upload's extras stayed in it, so an upload refused (another author's bot name) could
+    plant compiled code that the owner's next upload of those sources ran. Now the extras
+    are removed before the folder is stored: the same digest, the same bytes."""
+    caps = Caps(200_000, 1_000_000, 50)
+    gitignore = file_entry(".gitignore", b"notes/\n*.log\n")
+    planted = unpack(_bot(gitignore, file_entry("__pycache__/bot.cpython-311.pyc", b"evil"),
+                          file_entry("notes/plan.txt", b"evil"), file_entry("run.log", b"x")),
+                     caps, tmp_path)
+    honest = unpack(_bot(gitignore), caps, tmp_path)
+    assert planted.content_hash == honest.content_hash
+    stored = sorted(str(p.relative_to(honest.manifest.folder))
+                    for p in honest.manifest.folder.rglob("*"))
+    assert stored == [".gitignore", "bot.py", "bot.toml"]
+
+
+@pytest.mark.parametrize("ignore", ["*", "*.toml", "bot.toml"])
+def test_an_archive_whose_gitignore_leaves_out_its_bot_toml_is_refused(
+        tmp_path: Path, ignore: str) -> None:
+    """Its digest would not cover its name or its commands (with ``*``, no file at all:
+    every such upload would share one folder, the first one's)."""
+    with pytest.raises(UploadRefused, match=r"leaves out bot\.toml") as refused:
+        unpack(_bot(file_entry(".gitignore", f"{ignore}\n".encode())),
+               Caps(200_000, 1_000_000, 50),
+               tmp_path)
+    assert refused.value.status == 422
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
 def test_unpack_refuses_a_member_whose_header_lies(tmp_path: Path) -> None:
     """A member claiming more bytes than the cap is stopped by counting, not by trusting
     (or distrusting) the header alone."""
