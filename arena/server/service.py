@@ -15,6 +15,7 @@ from __future__ import annotations
 import concurrent.futures
 import concurrent.futures.process
 import contextlib
+import errno
 import multiprocessing
 import os
 import secrets
@@ -79,6 +80,11 @@ class MatchPool:
             pool, self.pool = self.pool, None
         if pool is not None:
             executor_module.release_pool(pool, stop=True)
+
+
+HOST_SHORTAGES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.EAGAIN,
+                            errno.ENOBUFS, errno.EINTR})
+"""What the host runs short of for a while: a version is not failed for it."""
 
 
 class LeagueService:
@@ -287,20 +293,30 @@ class LeagueService:
                 jobs.append(self._job(store, match_id, MatchSeed.keyed(key, match_id), seats))
             except (ManifestError, OSError) as error:  # a bot's folder is gone or damaged
                 store.record_failure(match_id, f"cannot start the match: {error}")
-                self._fail_unplayable(store, seats, str(error))
+                self._fail_unplayable(store, seats)
         return jobs
 
-    def _fail_unplayable(self, store: LeagueStore, seats: Sequence[int], reason: str) -> None:
+    def _fail_unplayable(self, store: LeagueStore, seats: Sequence[int]) -> None:
         """Versions whose stored folder no longer loads leave the ladder (``failed``, with
-        the reason for their author), so the matchmaker does not pick them again."""
+        the reason for their author, in its own words: no server path, nor another bot's),
+        so the matchmaker does not pick them again. A passing shortage of the host's (no
+        file descriptor or memory left: found by attack, a flood of half-open connections)
+        fails the match only: the version plays again once it is over."""
         for version_id in seats:
             row = store.db.execute("SELECT COALESCE(play_folder, folder) FROM versions "
                                    "WHERE id = ?", (version_id,)).fetchone()
+            folder = Path(row[0])
             try:
-                load_manifest(Path(row[0]))
-            except (ManifestError, OSError):
-                store.set_status(version_id, "failed",
-                                 build_log=f"its stored folder cannot be used: {reason}")
+                load_manifest(folder)
+                continue
+            except ManifestError as error:
+                problem = str(error).replace(str(folder), "the stored folder")
+            except OSError as error:
+                if error.errno in HOST_SHORTAGES:
+                    continue
+                problem = error.strerror or type(error).__name__
+            store.set_status(version_id, "failed",
+                             build_log=f"its stored folder cannot be used: {problem}")
 
     def _final_jobs(self, store: LeagueStore, slots: int) -> list[MatchJob]:
         """The final's next matches (scheduling it first, under a fresh secret key); once

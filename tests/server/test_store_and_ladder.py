@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import random
 import shutil
 import sqlite3
@@ -471,10 +472,40 @@ def test_a_version_whose_folder_is_gone_leaves_the_ladder(
     [match] = store.matches()
     assert match.status == "failed" and "cannot start the match" in str(match.error)
     assert store.version(gone.id).status == "failed"  # type: ignore[union-attr]
-    assert "cannot be used" in store.version(gone.id).build_log  # type: ignore[union-attr]
+    said = store.version(gone.id).build_log  # type: ignore[union-attr]
+    assert "cannot be used" in str(said) and str(tmp_path) not in str(said)  # no host path
     assert store.version(good.id).status == "active"  # type: ignore[union-attr]
     assert service._ladder_jobs(store, slots=2, salt=1) == []
     assert len(store.matches()) == 1  # and no other was tried
+
+
+def test_a_host_short_of_file_descriptors_fails_the_match_not_the_versions(
+        store: LeagueStore, league: League, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by attack: a flood of half-open connections used up the server's file
+    descriptors, and the next match's EMFILE failed both its versions for good. Now the
+    match fails; the versions play again once the host has descriptors."""
+    from arena.server import service as service_module
+
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    versions = [store.add_version(author, bot, "1", "h", "s", str(
+        ROOT / "sample_bots" / "python" / "random"), 3) for author, bot in ((alice, "a"),
+                                                                            (bob, "b"))]
+    for version in versions:
+        store.activate(version.id, 1)
+    service = service_module.LeagueService(league)
+    real = service_module.load_manifest
+
+    def out_of_descriptors(folder: Path) -> object:
+        raise OSError(errno.EMFILE, "Too many open files", str(folder))
+
+    monkeypatch.setattr(service_module, "load_manifest", out_of_descriptors)
+    assert service._ladder_jobs(store, slots=2, salt=0) == []
+    [match] = store.matches()
+    assert match.status == "failed" and "Too many open files" in str(match.error)
+    assert [store.version(v.id).status for v in versions] == ["active", "active"]  # type: ignore[union-attr]
+    monkeypatch.setattr(service_module, "load_manifest", real)
+    [job] = service._ladder_jobs(store, slots=2, salt=1)  # the host has descriptors again
+    assert sorted(bot.name for bot in job.bots) == ["random", "random"]
 
 
 def test_opponents_are_the_closest_in_rating_within_the_author_limit(
