@@ -535,30 +535,44 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         return b"".join(chunks)
 
     async def accept(author: Author, archive: bytes) -> Version:
-        """Phase, rate limit, the archive's checks, then a new queued version."""
+        """Phase, rate limit (counted as the upload arrives), the archive's checks, the
+        phase again (the organiser may have closed submissions meanwhile), then a new
+        queued version."""
         store = context.store()
-        phase = ladder.current_phase(store, league)
-        if phase != "open":
-            raise UploadRefused(409, f"the league is {phase}: submissions are closed")
-        window = time.time() - 3600
-        if store.uploads_since(author.id, window) >= league.uploads.per_hour:
+
+        def closed() -> UploadRefused | None:
+            phase = ladder.current_phase(store, league)
+            return None if phase == "open" else UploadRefused(
+                409, f"the league is {phase}: submissions are closed")
+
+        refusal = closed()
+        if refusal is not None:
+            raise refusal
+        upload = store.reserve_upload(author.id, time.time() - 3600, league.uploads.per_hour)
+        if upload is None:
             raise UploadRefused(429, f"at most {league.uploads.per_hour} submissions an hour "
                                 "(per_hour); try again later")
         caps = Caps(league.uploads.max_bytes, league.uploads.max_unpacked_bytes,
                     league.uploads.max_files)
         try:
             unpacked = await run_in_threadpool(unpack, archive, caps, league.data / "bots")
+            refusal = closed()
+            if refusal is not None:
+                raise refusal
+            manifest = unpacked.manifest
+            try:
+                return store.add_version(author.id, manifest.name, manifest.version,
+                                         unpacked.content_hash, unpacked.archive_sha256,
+                                         str(manifest.folder),
+                                         league.ladder.max_bots_per_author, upload)
+            except Conflict as error:
+                raise UploadRefused(409, str(error)) from None
         except UploadRefused as error:
-            store.note_upload(author.id, f"refused: {error.reason}"[:500])
+            store.settle_upload(upload, f"refused: {error.reason}"[:500])
             raise
-        manifest = unpacked.manifest
-        try:
-            return store.add_version(author.id, manifest.name, manifest.version,
-                                     unpacked.content_hash, unpacked.archive_sha256,
-                                     str(manifest.folder), league.ladder.max_bots_per_author)
-        except Conflict as error:
-            store.note_upload(author.id, f"refused: {error}"[:500])
-            raise UploadRefused(409, str(error)) from None
+        except BaseException:
+            store.settle_upload(upload, "refused: the server could not take it")
+            raise
 
     # -- the API for authors -------------------------------------------------------------
 

@@ -459,10 +459,31 @@ class LeagueStore:
             db.execute("INSERT INTO uploads (author_id, at, outcome) VALUES (?, ?, ?)",
                        (author_id, time.time(), outcome))
 
+    def reserve_upload(self, author_id: int, since: float, most: int) -> int | None:
+        """In one transaction, the author's uploads since ``since`` counted and, below
+        ``most``, this one noted as being received: its row's id, or None at the limit.
+        (Counted when it arrives: found by attack, twenty uploads sent at once each passed
+        a check made before any of them was recorded.)"""
+        with self.transaction() as db:
+            count = db.execute("SELECT COUNT(*) FROM uploads WHERE author_id = ? AND at >= ?",
+                               (author_id, since)).fetchone()[0]
+            if count >= most:
+                return None
+            upload_id = db.execute("INSERT INTO uploads (author_id, at, outcome) VALUES "
+                                   "(?, ?, 'receiving')", (author_id, time.time())).lastrowid
+        assert upload_id is not None
+        return int(upload_id)
+
+    def settle_upload(self, upload_id: int, outcome: str) -> None:
+        with self.transaction() as db:
+            db.execute("UPDATE uploads SET outcome = ? WHERE id = ?", (outcome, upload_id))
+
     def add_version(self, author_id: int, bot_name: str, label: str, content_hash: str,
-                    archive_sha256: str, folder: str, max_bots: int) -> Version:
+                    archive_sha256: str, folder: str, max_bots: int,
+                    upload_id: int | None = None) -> Version:
         """A new version of the author's bot ``bot_name`` (the bot is created at its first
-        version), queued for validation. Conflict if another author owns the name or the
+        version), queued for validation; the upload ``upload_id`` (``reserve_upload``)
+        names it. Conflict if another author owns the name, the bot is disqualified, or the
         author has ``max_bots`` bots already."""
         now = time.time()
         with self.transaction() as db:
@@ -482,6 +503,12 @@ class LeagueStore:
                 if owner != author_id:
                     raise Conflict(f"the bot name {bot_name!r} belongs to another author; "
                                    "choose another name in bot.toml")
+                state, reason = db.execute("SELECT state, reason FROM bots WHERE id = ?",
+                                           (bot_id,)).fetchone()
+                if state == "disqualified":
+                    raise Conflict(f"the bot {bot_name!r} is disqualified"
+                                   f"{f' ({reason})' if reason else ''}: it takes no new "
+                                   "versions")
             number = db.execute("SELECT COALESCE(MAX(number), 0) + 1 FROM versions "
                                 "WHERE bot_id = ?", (bot_id,)).fetchone()[0]
             version_id = db.execute(
@@ -489,8 +516,12 @@ class LeagueStore:
                 "folder, submitted_by, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (bot_id, number, label, content_hash, archive_sha256, folder, author_id,
                  now)).lastrowid
-            db.execute("INSERT INTO uploads (author_id, at, outcome) VALUES (?, ?, ?)",
-                       (author_id, now, f"version {version_id}"))
+            if upload_id is None:
+                db.execute("INSERT INTO uploads (author_id, at, outcome) VALUES (?, ?, ?)",
+                           (author_id, now, f"version {version_id}"))
+            else:
+                db.execute("UPDATE uploads SET outcome = ? WHERE id = ?",
+                           (f"version {version_id}", upload_id))
         assert version_id is not None
         found = self.version(version_id)
         assert found is not None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime as dt
 import errno
 import random
 import shutil
 import sqlite3
 import stat
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -131,6 +134,45 @@ def test_organiser_actions_keep_results(store: LeagueStore) -> None:
         store.act("a", "readmit")
     with pytest.raises(Conflict):
         store.act("nobody", "withdraw")
+
+
+def test_uploads_sent_at_once_are_counted_as_they_arrive(store: LeagueStore,
+                                                        league: League) -> None:
+    """Found by attack: twenty uploads sent at once each passed the hourly limit, checked
+    before any of them was recorded. Reserving a place is one transaction: three of twenty
+    threads get one."""
+    alice = _author(store, "alice")
+    stores = [LeagueStore(league.store_path) for _ in range(20)]  # a connection a thread
+    start = threading.Barrier(20)
+
+    def reserve(mine: LeagueStore) -> int | None:
+        start.wait()
+        return mine.reserve_upload(alice, time.time() - 3600, 3)
+
+    with concurrent.futures.ThreadPoolExecutor(20) as pool:
+        got = list(pool.map(reserve, stores))
+    assert sum(upload is not None for upload in got) == 3
+    assert store.uploads_since(alice, time.time() - 3600) == 3
+    placed = [upload for upload in got if upload is not None]
+    store.settle_upload(placed[0], "refused: a test")
+    assert store.db.execute("SELECT outcome FROM uploads WHERE id = ?",
+                            (placed[0],)).fetchone() == ("refused: a test",)
+    version = store.add_version(alice, "a", "1", "h", "s", "/bots/a", 5, placed[1])
+    assert store.db.execute("SELECT outcome FROM uploads WHERE id = ?",
+                            (placed[1],)).fetchone() == (f"version {version.id}",)
+    assert store.uploads_since(alice, time.time() - 3600) == 3  # named, not counted again
+
+
+def test_a_disqualified_bot_takes_no_new_version(store: LeagueStore) -> None:
+    """Found by attack: its new versions were validated, then never played."""
+    alice = _author(store, "alice")
+    _version(store, alice, "a")
+    store.act("a", "disqualify", "it read the other bots' files")
+    with pytest.raises(Conflict, match=r"the bot 'a' is disqualified \(it read the other "
+                                       r"bots' files\): it takes no new versions"):
+        store.add_version(alice, "a", "2", "h2", "s", "/bots/a2", 5)
+    store.act("a", "readmit")
+    assert store.add_version(alice, "a", "2", "h2", "s", "/bots/a2", 5).number == 2
 
 
 def test_a_damaged_store_is_refused(tmp_path: Path) -> None:
