@@ -18,6 +18,7 @@ browser, from the login form, kept in an HttpOnly, SameSite=Strict cookie.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import math
 import sys
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader
 from markupsafe import Markup
@@ -95,6 +97,8 @@ class Context:
     environment: Environment
     tokens: OrderedDict[str, Author]
     tokens_lock: threading.Lock
+    wrong: OrderedDict[str, None] = dataclasses.field(default_factory=OrderedDict)
+    """Digests of tokens found wrong (as many as ``tokens``, the last ones)."""
 
     def store(self) -> LeagueStore:
         if self.stores.store is None:
@@ -112,12 +116,19 @@ class Context:
             if digest in self.tokens:
                 self.tokens.move_to_end(digest)
                 return self.tokens[digest]
+            if digest in self.wrong:
+                return None
         found = self.store().authenticate(token)
-        if found is not None:
-            with self.tokens_lock:
+        with self.tokens_lock:
+            # A token found wrong stays wrong (a secret is drawn at random once): asked
+            # again, it costs no argon2.
+            if found is not None:
                 self.tokens[digest] = found
-                while len(self.tokens) > TOKEN_CACHE:
-                    self.tokens.popitem(last=False)
+            else:
+                self.wrong[digest] = None
+            for kept in (self.tokens, self.wrong):
+                while len(kept) > TOKEN_CACHE:
+                    kept.popitem(last=False)
         return found
 
 
@@ -376,6 +387,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                     next=request.query_params.get("next", "/me"))
 
     async def login(request: Request) -> Response:
+        refuse_cross_site(request)
         async with request.form(max_files=0, max_fields=4, max_part_size=4096) as form:
             token = str(form.get("token", "")).strip()
             target = str(form.get("next", "/me"))
@@ -392,6 +404,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         return response
 
     def logout(request: Request) -> Response:
+        refuse_cross_site(request)
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(COOKIE)
         return response
@@ -481,7 +494,10 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         return version
 
     async def submit_form(request: Request) -> Response:
-        author = pages_author(request)
+        # The token's check (argon2) in a thread: never on the event loop, which answers
+        # everyone (found by attack: wrong tokens sent here slowed every page to seconds).
+        refuse_cross_site(request)
+        author = await run_in_threadpool(pages_author, request)
         if isinstance(author, Response):
             return author
         try:
@@ -508,7 +524,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                                 f"{version.number}: queued for validation", status_code=303)
 
     async def api_submit(request: Request) -> Response:
-        author = need_author(request)
+        author = await run_in_threadpool(need_author, request)  # as submit_form's
         try:
             archive = await read_capped(request, league.uploads.max_bytes)
             version = await accept(author, archive)
@@ -674,8 +690,9 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
             return JSONResponse({"error": error.detail}, status_code=error.status_code,
                                 headers={"WWW-Authenticate": "Bearer"}
                                 if error.status_code == 401 else None)
-        return page("server_error.html", request, status=error.status_code,
-                    page_name="error", message=error.detail, code=error.status_code)
+        return await run_in_threadpool(  # the page checks the visitor's token: a thread
+            lambda: page("server_error.html", request, status=error.status_code,
+                         page_name="error", message=error.detail, code=error.status_code))
 
     said: list[str] = []
 
@@ -750,6 +767,20 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
+
+
+def refuse_cross_site(request: Request) -> None:
+    """HTTP 403 for a browser's form sent from another site (its Origin, or else its
+    Referer, names another host, or is ``null``): no page elsewhere may log a visitor in
+    to an account of its choosing (found by attack: then steer them to submit their bot
+    to it), log them out, or submit for them. A request naming no origin (a script, the
+    API's clients) is not a browser's form, and goes on."""
+    said = request.headers.get("origin") or request.headers.get("referer")
+    if said is None:
+        return
+    if said == "null" or urlsplit(said).netloc != request.headers.get("host", ""):
+        raise HTTPException(403, "a form sent from another site is refused; use the "
+                            "league's own pages")
 
 
 def _page_number(request: Request) -> int:

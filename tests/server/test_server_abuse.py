@@ -1,0 +1,125 @@
+"""What an attack on the league server found (stop 36), each fixed where its class lives:
+token checks that cost argon2 without bound, and a browser's forms sent from other sites.
+In-process: the app without its background loops."""
+
+from __future__ import annotations
+
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from league_servers import write_league
+
+from arena.server import store as store_module
+from arena.server.app import COOKIE, create_app
+from arena.server.config import League, load_league
+from arena.server.store import LeagueStore
+
+with warnings.catch_warnings():  # starlette would have httpx2 (its name for httpx's fork)
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+
+@pytest.fixture
+def league(tmp_path: Path) -> League:
+    league = load_league(write_league(tmp_path))
+    league.data.mkdir(parents=True)
+    return league
+
+
+@pytest.fixture
+def token(league: League) -> str:
+    return LeagueStore(league.store_path).add_author("alice")
+
+
+@pytest.fixture
+def client(league: League, token: str) -> Iterator[TestClient]:
+    with TestClient(create_app(league, background=False)) as client:
+        yield client
+
+
+def test_a_wrong_token_costs_one_check(client: TestClient, token: str,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A token found wrong stays wrong: asked again (a flood repeats one), no argon2."""
+    checks: list[str] = []
+    real = store_module._verified
+
+    def counted(digest: str, secret: str) -> bool:
+        checks.append(secret)
+        return real(digest, secret)
+
+    monkeypatch.setattr(store_module, "_verified", counted)
+    wrong = token.split(".")[0] + ".not-the-secret"
+    for _ in range(5):
+        assert client.get("/api/me", headers={"Authorization": f"Bearer {wrong}"}
+                          ).status_code == 401
+        client.cookies.set(COOKIE, wrong)
+        assert client.get("/").status_code == 200  # the ladder, as a visitor
+        client.cookies.clear()
+    assert checks == ["not-the-secret"]
+    assert client.get("/api/me", headers={"Authorization": f"Bearer {token}"}
+                      ).status_code == 200
+    assert len(checks) == 2
+
+
+def test_token_checks_run_two_at_a_time(league: League, token: str,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by attack: wrong tokens sent at once grew the server by 16 MB each (argon2's
+    memory), from 98 to 970 MB, and kept it. Checks now run in two threads of their own."""
+    running = 0
+    most = 0
+    lock = threading.Lock()
+    real = store_module._verified
+
+    def slow(digest: str, secret: str) -> bool:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.05)
+        try:
+            return real(digest, secret)
+        finally:
+            with lock:
+                running -= 1
+
+    monkeypatch.setattr(store_module, "_verified", slow)
+    number = token.split(".")[0]
+    stores = [LeagueStore(league.store_path) for _ in range(8)]
+    threads = [threading.Thread(target=mine.authenticate, args=(f"{number}.wrong{i}",))
+               for i, mine in enumerate(stores)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert most == 2
+
+
+@pytest.mark.parametrize(("origin", "refused"), [
+    ({"Origin": "https://evil.example"}, True),
+    ({"Origin": "null"}, True),
+    ({"Referer": "https://evil.example/page"}, True),
+    ({"Origin": "http://testserver"}, False),
+    ({"Referer": "http://testserver/login"}, False),
+    ({}, False),  # no origin named: a script, not a browser's form
+])
+def test_forms_sent_from_another_site_are_refused(client: TestClient, token: str,
+                                                  origin: dict[str, str],
+                                                  refused: bool) -> None:
+    """Found by attack: a page elsewhere could log a visitor in to the attacker's account
+    (then steer them to submit their bot to it), or log them out."""
+    login = client.post("/login", data={"token": token, "next": "/me"}, headers=origin,
+                        follow_redirects=False)
+    assert login.status_code == (403 if refused else 303)
+    assert (COOKIE in login.headers.get("set-cookie", "")) is not refused
+    if refused:
+        assert "a form sent from another site is refused" in login.text
+    logout = client.post("/logout", headers=origin, follow_redirects=False)
+    assert logout.status_code == (403 if refused else 303)
+    client.cookies.set(COOKIE, token)
+    submit = client.post("/me/submit", files={"archive": ("bot.tar.gz", b"x")},
+                         headers=origin, follow_redirects=False)
+    assert (submit.status_code == 403) is refused
