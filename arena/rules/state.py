@@ -233,6 +233,10 @@ class Round:
                         self._drawn = card
                         self.decision = PLAY_DRAWN_OR_KEEP
                         return
+                    # §19: kept whether it could be played or not, so the other seats
+                    # learn nothing of the card from the events (a keep only after a
+                    # playable card told them it matched).
+                    self.events.append(ev.KeptDrawnCard(seat))
                 self._begin_turn((seat + self.direction) % self.players)
             else:
                 self._play(seat, action)

@@ -17,6 +17,8 @@ import random
 import pytest
 
 from arena.bots.policies import GreedyPolicy, StrategistPolicy
+from arena.rules import events as ev
+from arena.rules.actions import DRAW, KEEP, DecisionKind
 from arena.rules.events import to_record
 from arena.rules.options import OFFICIAL, RuleOptions
 from arena.rules.seeds import seat_seed
@@ -44,7 +46,13 @@ class UniformPolicy:
 
 
 def digests(players: int, seed: int, options: RuleOptions, chooser: str) -> tuple[str, str]:
-    """SHA-256 of the event stream and of the decision sequence of one seeded match."""
+    """SHA-256 of the event stream and of the decision sequence of one seeded match.
+
+    Since stop 36 a seat that draws a card it cannot play keeps it with the same public
+    ``KeptDrawnCard`` as one that could (§19: before, the keep told the other seats that
+    the drawn card matched). Those keeps, appended with their draw, are left out of the
+    stream digested here: the rest must stay as pinned, and the decisions did not change
+    (checked by ``test_a_draw_not_played_is_always_kept_in_public``)."""
     match = Match(players, random.Random(seed), options)
     if chooser == "uniform":
         choosers = [random.Random(seat_seed(seed, seat)).choice for seat in range(players)]
@@ -54,6 +62,7 @@ def digests(players: int, seed: int, options: RuleOptions, chooser: str) -> tupl
         policies = [kinds[seat % 3](seat_seed(seed, seat)) for seat in range(players)]
         decide = [p.decide for p in policies]
     decisions = hashlib.sha256()
+    kept: set[int] = set()
     while not match.is_over:
         seat = match.current_seat
         observation = match.observation(seat)
@@ -62,9 +71,26 @@ def digests(players: int, seed: int, options: RuleOptions, chooser: str) -> tupl
         view = [getattr(observation, name) for name in OFFICIAL_OBSERVATION]
         view[2] = int(view[2])
         decisions.update(json.dumps([seat, view, legal, action]).encode())
+        before = len(match.events)
         match.apply(action)
-    events = json.dumps([to_record(e) for e in match.events]).encode()
+        kept.update(_keeps_with_their_draw(match.events, before))
+    events = json.dumps([to_record(e) for index, e in enumerate(match.events)
+                         if index not in kept]).encode()
     return hashlib.sha256(events).hexdigest(), decisions.hexdigest()
+
+
+def _keeps_with_their_draw(events: list[ev.Event], since: int) -> set[int]:
+    """The indexes of the ``KeptDrawnCard`` events that one action appended after its own
+    draw by choice (a card it could not play: the seat was not asked)."""
+    drew = False
+    found = set()
+    for index in range(since, len(events)):
+        event = events[index]
+        if type(event) is ev.Drew and event.reason is ev.DrawReason.CHOICE:
+            drew = True
+        elif type(event) is ev.KeptDrawnCard and drew:
+            found.add(index)
+    return found
 
 
 SHORT = RuleOptions(target_score=200)
@@ -99,3 +125,36 @@ PINS = [
 def test_official_streams_are_pinned(players: int, seed: int, options: RuleOptions,
                                      chooser: str, events: str, decisions: str) -> None:
     assert digests(players, seed, options, chooser) == (events, decisions)
+
+
+@pytest.mark.parametrize("players", [2, 4, 7])
+def test_a_draw_not_played_is_always_kept_in_public(players: int) -> None:
+    """§9/§19: after a draw by choice that is not played, every other seat sees the same
+    events whether the card could have been played (and was kept) or not: the draw (its
+    card hidden) and a keep."""
+    seen = {"playable": 0, "unplayable": 0}
+    for seed in range(30):
+        match = Match(players, random.Random(seed), SHORT)
+        choosers = [random.Random(seat_seed(seed, seat)).choice for seat in range(players)]
+        while not match.is_over:
+            seat = match.current_seat
+            legal = match.legal_actions()
+            action = DRAW if DRAW in legal and seed % 2 else choosers[seat](legal)
+            before = len(match.events)
+            match.apply(action)
+            if action != DRAW:
+                continue
+            asked = match.current_seat == seat and not match.is_over and \
+                match.observation(seat).decision is DecisionKind.PLAY_DRAWN_OR_KEEP
+            if asked:  # a playable card: keep it, as a seat may
+                match.apply(KEEP)
+            other = (seat + 1) % players
+            public = [ev.seen_by(e, other) for e in match.events[before:]
+                      if type(e) is not ev.Reshuffled]  # a §10 reshuffle on the way
+            drawn = [e for e in public if type(e) is ev.Drew]
+            if not drawn or drawn[0].amount == 0:
+                continue  # nothing was left to draw: nothing to keep
+            assert public[:2] == [ev.Drew(seat, (), 1, ev.DrawReason.CHOICE),
+                                  ev.KeptDrawnCard(seat)], public
+            seen["playable" if asked else "unplayable"] += 1
+    assert seen["playable"] > 10 and seen["unplayable"] > 10, seen

@@ -302,14 +302,14 @@ FIRST_CARDS = [
     FirstCardCase(
         "§7 Reverse: the dealer starts and play goes counter-clockwise",
         3, 0, "RR B1",
-        ("turned RR", "direction ccw", "0 draws B1 (choice)"),
+        ("turned RR", "direction ccw", "0 draws B1 (choice)", "0 keeps"),
         "turn: 2 | direction: ccw | colour: red",
         actions=("draw",),  # the dealer cannot play B1 on a red Reverse: play goes right
     ),
     FirstCardCase(
         "§7 Reverse with the last seat dealing: it starts, then the seat to its right",
         4, 3, "BR R1",
-        ("turned BR", "direction ccw", "3 draws R1 (choice)"),
+        ("turned BR", "direction ccw", "3 draws R1 (choice)", "3 keeps"),
         "turn: 2 | direction: ccw | colour: blue",
         actions=("draw",),
     ),

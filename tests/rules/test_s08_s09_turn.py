@@ -128,7 +128,7 @@ DRAWING = [
         "0: R1 G2 | 1: Y1 Y2 | 2: Y3 | draw: B9 | discard: R5 | turn: 0",
         ["draw"],
         after="0: R1 G2 B9 | turn: 1 | draw: | decision: play_or_draw",
-        log=["0 draws B9 (choice)"],
+        log=["0 draws B9 (choice)", "0 keeps"],
     ),
     Case(
         "§9 the drawn card is playable: that card only, or keep it",
@@ -183,14 +183,14 @@ DRAWING = [
         "0: G1 B2 | 1: Y1 Y2 | 2: Y3 | draw: B9 | discard: R5 | turn: 0",
         ["draw"],
         after="0: G1 B2 B9 | turn: 1 | decision: play_or_draw | turns: 2",
-        log=["0 draws B9 (choice)"],
+        log=["0 draws B9 (choice)", "0 keeps"],
     ),
     Case(
         "§9 an unplayable drawn card counter-clockwise passes to the right",
         "0: G1 B2 | 1: Y1 Y2 | 2: Y3 | draw: B9 | discard: R5 | turn: 0 | direction: ccw",
         ["draw"],
         after="turn: 2",
-        log=["0 draws B9 (choice)"],
+        log=["0 draws B9 (choice)", "0 keeps"],
     ),
     Case(
         "§9 after drawing, the other playable cards of the hand are not offered",

@@ -30,7 +30,7 @@ PILES = [
         "0: G1 G2 | 1: Y1 Y2 | draw: | discard: R1 R2 B3 W | colour: blue | turn: 0",
         ["draw"],
         after="discard: W | colour: blue | draw_size: 2",
-        log=["reshuffled 3 cards", "0 draws * (choice)"],
+        log=["reshuffled 3 cards", "0 draws * (choice)", "0 keeps"],
     ),
     Case(
         "§10 exactly enough cards: no reshuffle, the pile is left empty",

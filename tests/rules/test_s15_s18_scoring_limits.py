@@ -282,7 +282,7 @@ TURN_LIMIT = [
         "0: G1 G2 | 1: Y1 | draw: B9 | discard: R5 | turns: 1000 | turn: 0",
         ["draw"],
         after="over: stalled | winner: - | turn: - | decision: none | turns: 1001",
-        log=["0 draws B9 (choice)"],
+        log=["0 draws B9 (choice)", "0 keeps"],
         legal=[],
     ),
     Case(
