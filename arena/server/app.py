@@ -170,6 +170,19 @@ class LeagueView:
         return BotRef(version.bot, f"v{version.number}")
 
 
+MODELS_KEPT = 32
+"""Match models kept for the match and replay pages (a long match's: a few MB)."""
+
+
+@dataclass
+class _Model:
+    """A played match's pages' model, its log's header, and its replay's script once made."""
+
+    model: MatchModel
+    header: dict[str, Any]
+    script: str | None = None
+
+
 def _facts(league: League) -> dict[str, Any]:
     return {"rules": league.rules.to_dict()}
 
@@ -325,21 +338,48 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                        match.finished_at, match.log_sha256)
         return match, row
 
-    def match_model(match: StoredMatch, row: MatchRow) -> tuple[MatchModel, dict[str, Any]]:
-        """The match's pages' model, read from its log; no bot's stderr (an author sees
-        their own bots' at /me)."""
+    models: OrderedDict[tuple[object, ...], _Model] = OrderedDict()
+    models_lock = threading.Lock()
+
+    def match_model(match: StoredMatch, row: MatchRow) -> _Model | render.LogProblem:
+        """The match's pages' model, read from its log once checked against the store
+        (no bot's stderr: an author sees their own bots' at /me), or what is wrong with the
+        log. Kept for the few matches last asked (found by attack: each page read and
+        checked its log again, half a second, and forty visitors slowed the whole site to
+        seconds), by the log file as it is (a file changed or replaced is read again)."""
+        path = Path(str(match.log_path))
+        try:
+            status = path.stat()
+        except OSError:
+            key: tuple[object, ...] | None = None
+        else:
+            key = (str(context.league.store_path), row.match_id, row.log_sha256, str(path),
+                   status.st_ino, status.st_size, status.st_mtime_ns)
+            with models_lock:
+                if key in models:
+                    models.move_to_end(key)
+                    return models[key]
+        problem = render.check_log(row)
+        if problem is not None:
+            return problem
         versions = {v.id: v for v in context.store().versions()}
         names = [versions[v].bot for v in match.seats]
-        records = read_match_log(Path(str(match.log_path)))
-        return read_model(records, names), records[0]
+        records = read_match_log(path)
+        found = _Model(read_model(records, names), records[0])
+        if key is not None:
+            with models_lock:
+                models[key] = found
+                while len(models) > MODELS_KEPT:
+                    models.popitem(last=False)
+        return found
 
     def match_page(request: Request) -> Response:
         match, row = played_match(request.path_params["match_id"])
-        problem = render.check_log(row)
-        if problem is not None:
+        checked = match_model(match, row)
+        if isinstance(checked, render.LogProblem):
             return page("log_problem.html", request, status=200, page="match", match=row,
-                        problem=problem, log_problems={row.match_id: problem})
-        model, header = match_model(match, row)
+                        problem=checked, log_problems={row.match_id: checked})
+        model, header = checked.model, checked.header
         versions = {v.id: v for v in context.store().versions()}
         standing = [{"seat": r.seat, "name": model.names[r.seat],
                      "version": f"v{versions[r.entrant_id].number}"
@@ -361,10 +401,12 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
 
     def replay_data(request: Request) -> Response:
         match, row = played_match(request.path_params["match_id"])
-        if render.check_log(row) is not None:
+        checked = match_model(match, row)
+        if isinstance(checked, render.LogProblem):
             raise HTTPException(404, "the log is missing or not the one recorded")
-        model, _ = match_model(match, row)
-        return Response(data_script(model.data), media_type="text/javascript")
+        if checked.script is None:
+            checked.script = data_script(checked.model.data)
+        return Response(checked.script, media_type="text/javascript")
 
     def match_log(request: Request) -> Response:
         match, row = played_match(request.path_params["match_id"])

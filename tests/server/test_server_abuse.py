@@ -1,18 +1,28 @@
 """What an attack on the league server found (stop 36), each fixed where its class lives:
-token checks that cost argon2 without bound, and a browser's forms sent from other sites.
-In-process: the app without its background loops."""
+token checks that cost argon2 without bound, a browser's forms sent from other sites, match
+pages that read their log at every request. In-process: the app without its background
+loops."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import threading
 import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from league_servers import write_league
+from league_servers import ROOT, write_league
 
+from arena.bots.policies import GreedyPolicy, RandomPolicy
+from arena.league.store import MatchRecord, SeatResult
+from arena.referee.limits import Limits
+from arena.referee.match import InProcessSeat, MatchSpec, run_match
+from arena.rules.options import RuleOptions
+from arena.server import app as app_module
 from arena.server import store as store_module
 from arena.server.app import COOKIE, create_app
 from arena.server.config import League, load_league
@@ -123,3 +133,56 @@ def test_forms_sent_from_another_site_are_refused(client: TestClient, token: str
     submit = client.post("/me/submit", files={"archive": ("bot.tar.gz", b"x")},
                          headers=origin, follow_redirects=False)
     assert (submit.status_code == 403) is refused
+
+
+def _played_match(league: League) -> str:
+    """A ladder match played in-process (two built-in policies) and recorded with its log,
+    as the server records one."""
+    store = LeagueStore(league.store_path)
+    seats = []
+    for name, bot in (("bob", "greedy"), ("carol", "random")):
+        author = store.authenticate(store.add_author(name))
+        assert author is not None
+        version = store.add_version(author.id, bot, "1", bot, "sha", str(
+            ROOT / "sample_bots" / "python" / bot), 3)
+        store.activate(version.id, 1)
+        seats.append(version.id)
+    match_id = store.start_ladder_match(seats)
+    log = league.data / "logs" / f"{match_id}.jsonl.gz"
+    log.parent.mkdir(parents=True)
+    spec = MatchSpec(match_id, 7, 2, RuleOptions(target_score=100), Limits(5.0, 60.0), log)
+    outcome = asyncio.run(run_match(spec, [InProcessSeat(GreedyPolicy(1), "greedy"),
+                                           InProcessSeat(RandomPolicy(2), "random")]))
+    assert store.record(MatchRecord(
+        match_id, outcome.seconds, outcome.decisions, outcome.rounds, False, str(log),
+        tuple(SeatResult(r.seat, outcome.places[r.seat], outcome.scores[r.seat],
+                         outcome.rounds_won[r.seat], r.strikes, r.disqualified, ())
+              for r in outcome.seats),
+        hashlib.sha256(log.read_bytes()).hexdigest()), seats)
+    return match_id
+
+
+def test_a_match_pages_log_is_read_and_checked_once(league: League, client: TestClient,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by attack: the public match and replay pages read and checked their log at
+    every request (half a second each), and forty visitors slowed the site to seconds.
+    The model is kept, by the log file as it is: a log changed afterwards is checked
+    again, and named as altered."""
+    match_id = _played_match(league)
+    reads: list[Path] = []
+    real = app_module.read_match_log
+
+    def counted(path: Path) -> Any:
+        reads.append(path)
+        return real(path)
+
+    monkeypatch.setattr(app_module, "read_match_log", counted)
+    for address in (f"/matches/{match_id}.html", f"/replays/{match_id}.html",
+                    f"/replays/{match_id}.js", f"/matches/{match_id}.html"):
+        answer = client.get(address)
+        assert answer.status_code == 200, address
+    assert len(reads) == 1
+    log = league.data / "logs" / f"{match_id}.jsonl.gz"
+    log.write_bytes(log.read_bytes() + b"\0")
+    assert "log altered" in client.get(f"/matches/{match_id}.html").text
+    assert client.get(f"/replays/{match_id}.js").status_code == 404
