@@ -442,13 +442,14 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                         error="That token is not valid.", next=target)
         response = RedirectResponse(target, status_code=303)
         response.set_cookie(COOKIE, token, httponly=True, samesite="strict",
-                            max_age=30 * 24 * 3600)
+                            max_age=30 * 24 * 3600,
+                            secure=request.url.scheme == "https")  # served over TLS: only so
         return response
 
     def logout(request: Request) -> Response:
         refuse_cross_site(request)
         response = RedirectResponse("/", status_code=303)
-        response.delete_cookie(COOKIE)
+        response.delete_cookie(COOKIE, httponly=True, samesite="strict")
         return response
 
     # -- for authors ---------------------------------------------------------------------

@@ -162,8 +162,8 @@ class LeagueService:
                 try:
                     self._validate(store, version.id, Path(version.folder))
                 except (ManifestError, OSError) as error:  # its stored sources are damaged
-                    store.set_status(version.id, "failed",
-                                     build_log=f"the stored sources cannot be used: {error}")
+                    store.set_status(version.id, "failed", build_log=self._shown(
+                        f"the stored sources cannot be used: {error}"))
         finally:
             store.close()
 
@@ -178,19 +178,27 @@ class LeagueService:
         if self.stop_event.is_set():
             return  # queued again at the next start
         if built.built is None:
-            store.set_status(version_id, "failed", build_log=built.log)
+            store.set_status(version_id, "failed", build_log=self._shown(built.log))
             return
-        store.set_status(version_id, "checking", build_log=built.log)
+        store.set_status(version_id, "checking", build_log=self._shown(built.log))
         checked = self.validator.check(job, built.built)
         if self.stop_event.is_set():
             return
         if not checked.passed:
-            store.set_status(version_id, "failed", check_report=checked.report)
+            store.set_status(version_id, "failed", check_report=self._shown(checked.report))
             return
         with store.transaction() as db:
             db.execute("UPDATE versions SET check_report = ?, play_folder = ? WHERE id = ?",
-                       (checked.report, str(built.built.folder), version_id))
+                       (self._shown(checked.report), str(built.built.folder), version_id))
         store.activate(version_id, self.league.ladder.versions_active_per_bot)
+
+    def _shown(self, text: str) -> str:
+        """What an author reads of a build or check: the server's paths named, not shown
+        (found by attack: a refused ``runtimes`` entry put the data folder's path in the
+        check report)."""
+        data = str(self.league.data.resolve())
+        text = text.replace(data, "<league data>")
+        return text.replace(str(self.league.data), "<league data>")
 
     # -- matches -------------------------------------------------------------------------
 

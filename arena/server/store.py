@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import secrets
 import sqlite3
 import time
@@ -148,6 +149,8 @@ LEAGUE_STORE = StoreKind(
     "league store", "restore it from a backup (the uploads and match logs in the league's "
     "data folder are not in it)", "give the league a data folder it may write")
 
+AUTHOR_NAME = re.compile(r"[^\W_](?:[\w .-]{0,38}[\w.-])?")
+"""Letters (any script's), digits, inner spaces, '.', '_', '-': a name shown as it is."""
 IN_LIST_MOST = 500
 """Values bound to one ``IN (...)``: SQLite before 3.32 binds at most 999 a statement."""
 Recorded = tuple[int, float | None]
@@ -436,7 +439,12 @@ class LeagueStore:
     # -- authors -------------------------------------------------------------------------
 
     def add_author(self, name: str) -> str:
-        """Create an author; returns their token (``ID.SECRET``), which is not kept."""
+        """Create an author; returns their token (``ID.SECRET``), which is not kept.
+        Conflict for a name that pages could not show as it is (found by attack: empty,
+        blank, a newline, a right-to-left override, 100 kB were all taken)."""
+        if not AUTHOR_NAME.fullmatch(name):
+            raise Conflict(f"an author's name is 1 to 40 letters, digits, spaces, '.', '_' "
+                           f"or '-', starting with a letter or digit; not {name[:60]!r}")
         secret = secrets.token_urlsafe(32)
         digest = _HASHER.hash(secret)
         with self.transaction() as db:

@@ -163,6 +163,27 @@ def test_uploads_sent_at_once_are_counted_as_they_arrive(store: LeagueStore,
     assert store.uploads_since(alice, time.time() - 3600) == 3  # named, not counted again
 
 
+@pytest.mark.parametrize("name", ["", " ", "a\nb", "right\u202eleft", "x" * 41, "-bob",
+                                  "bob ", "<b>"])
+def test_an_author_name_pages_cannot_show_as_it_is_is_refused(store: LeagueStore,
+                                                              name: str) -> None:
+    """Found by attack: empty, blank, a newline, a right-to-left override, 100 kB."""
+    with pytest.raises(Conflict, match="an author's name is 1 to 40 letters"):
+        store.add_author(name)
+
+
+def test_what_authors_read_of_a_build_names_no_server_path(league: League) -> None:
+    """Found by attack: a refused ``runtimes`` entry put the data folder's path in the
+    check report."""
+    from arena.server.service import LeagueService
+
+    shown = LeagueService(league)._shown(f"refused {league.data}/bots/abc/x: no such "
+                                         f"runtime (in {league.data.resolve()}/builds)")
+    assert shown == "refused <league data>/bots/abc/x: no such runtime (in <league " \
+        "data>/builds)"
+    assert str(league.data) not in shown
+
+
 def test_a_disqualified_bot_takes_no_new_version(store: LeagueStore) -> None:
     """Found by attack: its new versions were validated, then never played."""
     alice = _author(store, "alice")
