@@ -79,6 +79,19 @@ ROUNDS = [
         options=LAST,
     ),
     Case(
+        # Pinned (review, stop 36: the texts allow both readings): §15 counts the cards a
+        # last Draw Two makes the next seat draw because that ends the round; under §29 the
+        # round goes on, and the first out scores "from the hands at the moment it went
+        # out", before the draw (R4 + R5, not B1 B2 too).
+        "§29/§15 the first out's points leave out what its last Draw Two made a seat draw",
+        f"0: R+2 | 1: R4 | 2: R5 | {DRAW} | discard: R9 | turn: 0",
+        ["play R+2", "play R5"],
+        after="over: yes | winner: 0 | points: 9 | 1: R4 B1 B2 | out: 0 2",
+        log=["0 plays R+2", "0 out, place 1", "1 draws B1 B2 (draw_two)", "1 skipped",
+             "2 plays R5", "2 out, place 2"],
+        options=LAST,
+    ),
+    Case(
         "§29/§13 a last Wild Draw Four cannot be challenged: its player is out",
         f"0: W+4 | 1: R4 B4 | 2: R5 G5 | {DRAW} | discard: R9 | turn: 0",
         ["play W+4"],
