@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tarfile
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,12 @@ from typing import Any
 
 import httpx
 
+from arena.server.config import League, load_league
 from arena.server.store import LeagueStore
+
+with warnings.catch_warnings():  # starlette would have httpx2 (its name for httpx's fork)
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient  # noqa: F401 - for the in-process tests
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots" / "python"
@@ -200,3 +206,24 @@ def file_entry(name: str, data: bytes, mode: int = 0o644) -> tuple[tarfile.TarIn
     info.size = len(data)
     info.mode = mode
     return info, data
+
+
+def league_with_data(folder: Path) -> League:
+    """The test league's file in ``folder``, loaded, its data folder made: for the app run
+    in-process (``starlette.testclient.TestClient``)."""
+    league = load_league(write_league(folder))
+    league.data.mkdir(parents=True)
+    return league
+
+
+def sample_versions(store: LeagueStore, bots: tuple[tuple[str, str], ...] = (
+        ("alice", "greedy"), ("bob", "random"))) -> list[int]:
+    """An active version of each (author, sample Python bot), its author made: their ids."""
+    seats = []
+    for author, bot in bots:
+        found = store.authenticate(store.add_author(author))
+        assert found is not None
+        version = store.add_version(found.id, bot, "1", bot, "sha", str(SAMPLES / bot), 3)
+        store.activate(version.id, 1)
+        seats.append(version.id)
+    return seats

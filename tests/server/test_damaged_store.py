@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from league_servers import ROOT, Server, free_port, write_league
+from league_servers import Server, free_port, sample_versions, write_league
 
 from arena.league.store import MatchRecord, SeatResult, StoreError
 from arena.server.config import load_league
@@ -25,14 +25,7 @@ FIRST_RESULT = "(SELECT min(rowid) FROM results)"
 
 def _played(store: LeagueStore) -> str:
     """Two authors' sample bots, one match recorded (its loser struck once)."""
-    seats = []
-    for author, bot in (("alice", "greedy"), ("bob", "random")):
-        found = store.authenticate(store.add_author(author))
-        assert found is not None
-        version = store.add_version(found.id, bot, "1", bot, "sha", str(
-            ROOT / "sample_bots" / "python" / bot), 3)
-        store.activate(version.id, 1)
-        seats.append(version.id)
+    seats = sample_versions(store)
     match_id = store.start_ladder_match(seats)
     fault: dict[str, object] = {"kind": "timeout", "reason": "no answer"}
     assert store.record(MatchRecord(match_id, 1.0, 10, 1, False, "/nowhere.jsonl.gz", (

@@ -8,22 +8,17 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from league_servers import ROOT, Server, free_port, write_league
+from league_servers import ROOT, Server, TestClient, free_port, league_with_data, write_league
 
 from arena.league.store import MatchRecord, SeatResult, StoreError
 from arena.server import app as app_module
 from arena.server.app import COOKIE, create_app
 from arena.server.config import League, load_league
 from arena.server.store import LeagueStore, seated
-
-with warnings.catch_warnings():  # starlette would have httpx2 (its name for httpx's fork)
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
 
 
 def _record(match_id: str, winner: int) -> MatchRecord:
@@ -73,9 +68,7 @@ class Played:
 
 @pytest.fixture
 def league(tmp_path: Path) -> League:
-    league = load_league(write_league(tmp_path))
-    league.data.mkdir(parents=True)
-    return league
+    return league_with_data(tmp_path)
 
 
 @pytest.fixture

@@ -9,13 +9,12 @@ import asyncio
 import hashlib
 import threading
 import time
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from league_servers import ROOT, write_league
+from league_servers import TestClient, league_with_data, sample_versions
 
 from arena.bots.policies import GreedyPolicy, RandomPolicy
 from arena.league.store import MatchRecord, SeatResult
@@ -25,19 +24,13 @@ from arena.rules.options import RuleOptions
 from arena.server import app as app_module
 from arena.server import store as store_module
 from arena.server.app import COOKIE, create_app
-from arena.server.config import League, load_league
+from arena.server.config import League
 from arena.server.store import LeagueStore
-
-with warnings.catch_warnings():  # starlette would have httpx2 (its name for httpx's fork)
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
 
 
 @pytest.fixture
 def league(tmp_path: Path) -> League:
-    league = load_league(write_league(tmp_path))
-    league.data.mkdir(parents=True)
-    return league
+    return league_with_data(tmp_path)
 
 
 @pytest.fixture
@@ -139,14 +132,7 @@ def _played_match(league: League) -> str:
     """A ladder match played in-process (two built-in policies) and recorded with its log,
     as the server records one."""
     store = LeagueStore(league.store_path)
-    seats = []
-    for name, bot in (("bob", "greedy"), ("carol", "random")):
-        author = store.authenticate(store.add_author(name))
-        assert author is not None
-        version = store.add_version(author.id, bot, "1", bot, "sha", str(
-            ROOT / "sample_bots" / "python" / bot), 3)
-        store.activate(version.id, 1)
-        seats.append(version.id)
+    seats = sample_versions(store, (("bob", "greedy"), ("carol", "random")))
     match_id = store.start_ladder_match(seats)
     log = league.data / "logs" / f"{match_id}.jsonl.gz"
     log.parent.mkdir(parents=True)
