@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from jinja2 import ChoiceLoader, Environment, PackageLoader
 from markupsafe import Markup
@@ -287,7 +287,9 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
     def pages_author(request: Request) -> Author | Response:
         author = context.author(request)
         if author is None:
-            return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
+            # Back to the page asked for, its query too (?page=...), quoted whole.
+            asked = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return RedirectResponse(f"/login?next={quote(asked, safe='/')}", status_code=303)
         return author
 
     # -- public --------------------------------------------------------------------------

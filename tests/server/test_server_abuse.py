@@ -172,3 +172,16 @@ def test_a_match_pages_log_is_read_and_checked_once(league: League, client: Test
     log.write_bytes(log.read_bytes() + b"\0")
     assert "log altered" in client.get(f"/matches/{match_id}.html").text
     assert client.get(f"/replays/{match_id}.js").status_code == 404
+
+
+def test_logging_in_returns_to_the_page_asked_for_with_its_query(client: TestClient,
+                                                                   token: str) -> None:
+    """Found by attack: the redirect to /login kept the page's path, not its query."""
+    asked = client.get("/matches?page=2", follow_redirects=False)
+    assert asked.status_code == 303
+    assert asked.headers["location"] == "/login?next=/matches%3Fpage%3D2"
+    form = client.get(asked.headers["location"])
+    assert 'value="/matches?page=2"' in form.text
+    login = client.post("/login", data={"token": token, "next": "/matches?page=2"},
+                        follow_redirects=False)
+    assert login.headers["location"] == "/matches?page=2"
