@@ -24,7 +24,6 @@ import math
 import sys
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -60,6 +59,7 @@ from arena.report.matchpage import MatchModel, data_script, read_model, time_cha
 from arena.rules.seeds import key_commitment
 from arena.server import ladder
 from arena.server.config import League
+from arena.server.kept import Kept
 from arena.server.service import LeagueService
 from arena.server.store import Author, Conflict, LeagueStore, StoredMatch, Version, seated
 from arena.server.uploads import Caps, UploadRefused, unpack
@@ -95,10 +95,11 @@ class Context:
     league: League
     stores: Stores
     environment: Environment
-    tokens: OrderedDict[str, Author]
-    tokens_lock: threading.Lock
-    wrong: OrderedDict[str, None] = dataclasses.field(default_factory=OrderedDict)
-    """Digests of tokens found wrong (as many as ``tokens``, the last ones)."""
+    tokens: Kept[str, Author] = dataclasses.field(default_factory=lambda: Kept(TOKEN_CACHE))
+    """Authors by their token's digest, the last ones checked."""
+    wrong: Kept[str, bool] = dataclasses.field(default_factory=lambda: Kept(TOKEN_CACHE))
+    """Digests of tokens found wrong: a token found wrong stays wrong (a secret is drawn
+    at random once), and asked again it costs no argon2."""
 
     def store(self) -> LeagueStore:
         if self.stores.store is None:
@@ -112,23 +113,14 @@ class Context:
         if not token:
             return None
         digest = hashlib.sha256(token.encode()).hexdigest()
-        with self.tokens_lock:
-            if digest in self.tokens:
-                self.tokens.move_to_end(digest)
-                return self.tokens[digest]
-            if digest in self.wrong:
-                return None
+        found = self.tokens.get(digest)
+        if found is not None or digest in self.wrong:
+            return found
         found = self.store().authenticate(token)
-        with self.tokens_lock:
-            # A token found wrong stays wrong (a secret is drawn at random once): asked
-            # again, it costs no argon2.
-            if found is not None:
-                self.tokens[digest] = found
-            else:
-                self.wrong[digest] = None
-            for kept in (self.tokens, self.wrong):
-                while len(kept) > TOKEN_CACHE:
-                    kept.popitem(last=False)
+        if found is not None:
+            self.tokens.put(digest, found)
+        else:
+            self.wrong.put(digest, True)
         return found
 
 
@@ -250,7 +242,7 @@ def _version_json(version: Version, own: bool) -> dict[str, Any]:
 def create_app(league: League, *, background: bool = True) -> Starlette:
     """The ASGI application; with ``background``, the validation and match threads run
     while it is up (started and stopped with it)."""
-    context = Context(league, Stores(), _environment(), OrderedDict(), threading.Lock())
+    context = Context(league, Stores(), _environment())
     # The data folder holds the store (token hashes, secret keys) and every bot's logs:
     # the organiser's alone (the sandbox mounts what a bot needs of it for the bot).
     league.data.mkdir(parents=True, exist_ok=True)
@@ -340,8 +332,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                        match.finished_at, match.log_sha256)
         return match, row
 
-    models: OrderedDict[tuple[object, ...], _Model] = OrderedDict()
-    models_lock = threading.Lock()
+    models: Kept[tuple[object, ...], _Model] = Kept(MODELS_KEPT)
 
     def match_model(match: StoredMatch, row: MatchRow) -> _Model | render.LogProblem:
         """The match's pages' model, read from its log once checked against the store
@@ -357,10 +348,9 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         else:
             key = (str(context.league.store_path), row.match_id, row.log_sha256, str(path),
                    status.st_ino, status.st_size, status.st_mtime_ns)
-            with models_lock:
-                if key in models:
-                    models.move_to_end(key)
-                    return models[key]
+            kept = models.get(key)
+            if kept is not None:
+                return kept
         problem = render.check_log(row)
         if problem is not None:
             return problem
@@ -369,10 +359,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         records = read_match_log(path)
         found = _Model(read_model(records, names), records[0])
         if key is not None:
-            with models_lock:
-                models[key] = found
-                while len(models) > MODELS_KEPT:
-                    models.popitem(last=False)
+            models.put(key, found)
         return found
 
     def match_page(request: Request) -> Response:
@@ -860,23 +847,19 @@ def _chart(version: Version, standing: Standing, board: Leaderboard) -> Markup:
     return rating_chart(bot, _chart_range(board))
 
 
-_chart_ranges: OrderedDict[int, tuple[Leaderboard, tuple[float, float]]] = OrderedDict()
-_chart_ranges_lock = threading.Lock()
+_chart_ranges: Kept[int, tuple[Leaderboard, tuple[float, float]]] = Kept(4)
+"""By the ratings' id, each with the ratings themselves (held: their id is not reused)."""
 
 
 def _chart_range(board: Leaderboard) -> tuple[float, float]:
     """The rating axis every chart shares: the ladder's whole range, mu +- sigma over every
     version's history (a value per result: read once per ratings, which are cached too)."""
-    with _chart_ranges_lock:
-        found = _chart_ranges.get(id(board))
-        if found is not None and found[0] is board:
-            return found[1]
+    found = _chart_ranges.get(id(board))
+    if found is not None and found[0] is board:
+        return found[1]
     values = [mu + k * sigma for s in board.standings for _, mu, sigma in s.history
               for k in (-1, 1)]
     low, high = (min(values) - 1, max(values) + 1) if values else (0.0, 50.0)
     bounds = (low if math.isfinite(low) else 0.0, high)
-    with _chart_ranges_lock:
-        _chart_ranges[id(board)] = (board, bounds)  # the board held: its id is not reused
-        while len(_chart_ranges) > 4:
-            _chart_ranges.popitem(last=False)
+    _chart_ranges.put(id(board), (board, bounds))
     return bounds

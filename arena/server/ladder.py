@@ -20,8 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import random
-import threading
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -31,6 +30,7 @@ from arena.rating.official import OfficialStandings, official_standings
 from arena.rating.outcome import Outcome
 from arena.rating.trueskill_ratings import Leaderboard, Standing, rate_season
 from arena.server.config import PHASES, League
+from arena.server.kept import Kept
 from arena.server.store import LeagueStore, Recorded, Result, Version
 
 Value = TypeVar("Value")
@@ -44,23 +44,13 @@ def outcomes(results: Sequence[Result], deals: dict[str, str] | None = None) -> 
 
 
 _CACHE_SIZE = 8
-_cache: OrderedDict[tuple[object, ...], Any] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache: Kept[tuple[object, ...], Any] = Kept(_CACHE_SIZE)
+"""Ratings by what they are a pure function of: each page and each matchmaking step would
+otherwise replay every result."""
 
 
 def _cached(key: tuple[object, ...], compute: Callable[[], Value]) -> Value:
-    """``compute()``, kept for ``key`` (the ratings are a pure function of what the key
-    names: each page and each matchmaking step would otherwise replay every result)."""
-    with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return cast(Value, _cache[key])
-    value = compute()
-    with _cache_lock:
-        _cache[key] = value
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return value
+    return cast(Value, _cache.make(key, compute))
 
 
 def ladder_ratings(store: LeagueStore, league: League) -> Leaderboard:
@@ -99,9 +89,8 @@ class _Settled:
     inherit: dict[int, int]
 
 
-_settled: OrderedDict[str, _Settled] = OrderedDict()
+_settled: Kept[str, _Settled] = Kept(_CACHE_SIZE)
 """By store path, the few last used."""
-_settled_lock = threading.Lock()
 
 
 def _rate_ladder(store: LeagueStore, entrants: list[int], inherit: dict[int, int],
@@ -112,8 +101,7 @@ def _rate_ladder(store: LeagueStore, entrants: list[int], inherit: dict[int, int
     ``benchmarks/league_pages.py``; the same figures, to the bit,
     ``tests/server/test_store_and_ladder.py``)."""
     through, recorded = store.settled("ladder")  # before the results: see ``settled``
-    with _settled_lock:
-        kept = _settled.get(str(store.path))
+    kept = _settled.get(str(store.path))
     if kept is not None and not (
             through is not None and kept.through <= through and kept.store == identity
             and store.recorded("ladder", kept.through) == kept.recorded
@@ -121,21 +109,15 @@ def _rate_ladder(store: LeagueStore, entrants: list[int], inherit: dict[int, int
                     for s in kept.standings if s.matches)):
         # Another store at that path, a backup of it restored, or settings that rate
         # differently: never again (not even once the store is as it was).
-        with _settled_lock:
-            if _settled.get(str(store.path)) is kept:
-                del _settled[str(store.path)]
+        _settled.drop(str(store.path), kept)
         kept = None
     start = kept.standings if kept is not None else ()
     new = outcomes(store.results("ladder", after=kept.through if kept else None))
     if through is not None and (kept is None or through > kept.through):
         settling = [o for o in new if o.match_id <= through]
         board = rate_season(settling, entrants, inherit=inherit, start=start)
-        with _settled_lock:
-            _settled[str(store.path)] = _Settled(identity, through, recorded,
-                                                 board.standings, dict(inherit))
-            _settled.move_to_end(str(store.path))
-            while len(_settled) > _CACHE_SIZE:
-                _settled.popitem(last=False)
+        _settled.put(str(store.path), _Settled(identity, through, recorded,
+                                               board.standings, dict(inherit)))
         start = board.standings
         new = [o for o in new if o.match_id > through]
     return rate_season(new, entrants, inherit=inherit, start=start)

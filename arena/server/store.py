@@ -475,11 +475,6 @@ class LeagueStore:
                               (author_id, since)).fetchone()
         return int(row[0])
 
-    def note_upload(self, author_id: int, outcome: str) -> None:
-        with self.transaction() as db:
-            db.execute("INSERT INTO uploads (author_id, at, outcome) VALUES (?, ?, ?)",
-                       (author_id, time.time(), outcome))
-
     def reserve_upload(self, author_id: int, since: float, most: int) -> int | None:
         """In one transaction, the author's uploads since ``since`` counted and, below
         ``most``, this one noted as being received: its row's id, or None at the limit.
@@ -833,9 +828,7 @@ class LeagueStore:
 
     def done_count(self, kind: str) -> int:
         """Matches of a kind with a recorded result (what the ratings are a function of)."""
-        row = self.db.execute("SELECT COUNT(*) FROM matches WHERE kind = ? AND status = 'done'",
-                              (kind,)).fetchone()
-        return int(row[0])
+        return self.recorded(kind)[0]
 
     def running_counts(self) -> dict[int, int]:
         """Ladder matches running per version id."""
