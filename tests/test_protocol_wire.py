@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from arena.bots.policies import RandomPolicy
 from arena.protocol import pb
-from arena.protocol.convert import decision_request, event_message
+from arena.protocol.convert import CARD_MESSAGES, decision_request, event_message
 from arena.protocol.wire import (
     decision_request_bytes,
     event_entry,
@@ -110,3 +110,18 @@ def test_equal_tuples_of_two_event_kinds_are_encoded_apart(first: ev.Event,
         assert event_entry(event) == pb.PlayResponse(
             events=[event_message(event)]).SerializeToString()
     assert event_entry(first) != event_entry(second)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seat=st.integers(0, 9), cards=st.lists(st.integers(0, len(CARD_MESSAGES) - 1),
+                                             min_size=1, max_size=120),
+       amount=st.integers(0, 200), reason=st.sampled_from(list(ev.DrawReason)),
+       dealt=st.booleans())
+def test_own_draws_and_deals_are_joined_as_protobuf_writes_them(
+        seat: int, cards: list[int], amount: int, reason: ev.DrawReason, dealt: bool) -> None:
+    # A seat's own draw or deal is joined from fragments (it is mostly new each time): the
+    # bytes must still be protobuf's, whatever the seat, cards, amount and reason.
+    event: ev.Event = (ev.Dealt(seat, tuple(cards), amount) if dealt
+                       else ev.Drew(seat, tuple(cards), amount, reason))
+    assert event_entry(event) == pb.PlayResponse(
+        events=[event_message(event)]).SerializeToString()

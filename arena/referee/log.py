@@ -138,6 +138,9 @@ class MatchLogWriter:
     def event(self, event: Event) -> None:
         self._pending.append(event)
 
+    def events(self, events: list[Event]) -> None:
+        self._pending.extend(events)
+
     def decision(self, seat: int, request: int, action: Action, source: str,
                  asked: bytes | None = None, answer: pb.Decision | None = None,
                  latency: float = 0.0, bank: float = 0.0) -> None:

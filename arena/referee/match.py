@@ -38,7 +38,7 @@ from arena.referee.launch import BotProcess, SeatLauncher
 from arena.referee.limits import Limits
 from arena.referee.log import LOG_FORMAT, MatchLogWriter
 from arena.rules import events as ev
-from arena.rules.actions import UNO_CALL, Action, action_name
+from arena.rules.actions import UNO_CALL, Action, DecisionKind, action_name
 from arena.rules.options import OFFICIAL, RuleOptions, missing_variants
 from arena.rules.seeds import MatchSeed
 from arena.rules.state import Match
@@ -134,6 +134,9 @@ class MatchOutcome:
 
 
 _DISCONNECTED = object()
+
+_KIND_NAMES = {kind: kind.name for kind in DecisionKind}
+"""A decision kind's name, as the reports count it (``Enum.name`` is slow on a hot path)."""
 
 
 class _Unreadable:
@@ -545,6 +548,9 @@ class _MatchLoop:
         self.timeline: list[ev.Event | Fault] = []
         self.synced = 0
         self.cursors = [0] * spec.players
+        """Per seat, how much of the timeline is encoded for it (``_encode_events``)."""
+        self.encoded: list[list[bytes]] = [[] for _ in range(spec.players)]
+        """Per seat, the encoded events not sent yet."""
         self.time_bank = [spec.limits.time_bank] * spec.players
         self.autopilots = [GreedyPolicy(self.chance.seat_seed(seat))
                            for seat in range(spec.players)]
@@ -563,6 +569,11 @@ class _MatchLoop:
         """An error of the log's encoding or writing (a full disk), raised by the loop."""
         # Requests that timed out: a late answer to one is dropped, not struck twice.
         self.expired: list[set[int]] = [set() for _ in range(spec.players)]
+        # The bots' processes that can be paused off turn (a sandbox's), looked up once.
+        self.pausers = {seat: pause for seat, process in self.processes.items()
+                        if (pause := getattr(process, "pause", None)) is not None}
+        self.resumers = {seat: resume for seat, process in self.processes.items()
+                         if (resume := getattr(process, "resume", None)) is not None}
 
     # -- bookkeeping ---------------------------------------------------------------------
 
@@ -581,8 +592,7 @@ class _MatchLoop:
         self.synced = len(events)
         self.timeline.extend(new)
         if self.log:
-            for event in new:
-                self.log.event(event)
+            self.log.events(new)
 
     def _fault(self, seat: int, kind: FaultKind, reason: str) -> None:
         report = self.reports[seat]
@@ -625,9 +635,17 @@ class _MatchLoop:
         """The events the seat has not been sent, as ``PlayResponse.events`` entries (a
         response's bytes are its events' then its payload's: protobuf writes fields in
         number order)."""
+        self._encode_events(seat)
+        out, self.encoded[seat] = self.encoded[seat], []
+        return b"".join(out)
+
+    def _encode_events(self, seat: int) -> None:
+        """Encode the events the seat has not been sent (``_wire_events`` sends them). Done
+        for the seats not asked once a request is sent, while its bot thinks: the next
+        request to them then encodes only what happened since."""
         timeline, start = self.timeline, self.cursors[seat]
         self.cursors[seat] = len(timeline)
-        out = []
+        out = self.encoded[seat]
         for item in timeline[start:]:
             if isinstance(item, Fault):
                 out.append(fault_entry(pb.Fault(
@@ -637,7 +655,6 @@ class _MatchLoop:
                     penalised=item.penalised)))
                 continue
             out.append(event_entry(ev.seen_by(item, seat)))  # cached: encoded once
-        return b"".join(out)
 
     # -- the match -----------------------------------------------------------------------
 
@@ -711,7 +728,7 @@ class _MatchLoop:
 
     def _on_turn(self, seat: int) -> None:
         """Let the seat's bot run (see ``_off_turn``)."""
-        resume = getattr(self.processes.get(seat), "resume", None)
+        resume = self.resumers.get(seat)
         if resume is not None:
             resume()
 
@@ -721,7 +738,7 @@ class _MatchLoop:
         pause is made once the next request is on its way (``call_soon``: when the loop
         next waits), off the path of the next decision."""
         for seat in seats:
-            pause = getattr(self.processes.get(seat), "pause", None)
+            pause = self.pausers.get(seat)
             if pause is not None:
                 asyncio.get_running_loop().call_soon(self._pause_unless_on_turn, seat, pause)
 
@@ -811,6 +828,9 @@ class _MatchLoop:
             while not done.done() and (pending := self._advance()) is not None:
                 if await pending.connection.send(pending.message):
                     pending.asked = pending.request
+                    for seat in self.referee.connections:
+                        if seat != pending.seat and not self.reports[seat].disqualified:
+                            self._encode_events(seat)
                 else:
                     self._fault(pending.seat, FaultKind.DISCONNECTED, "the stream broke")
                     pending.broken = True
@@ -870,7 +890,7 @@ class _MatchLoop:
         None when the seat was disqualified first (its default played)."""
         connection = self.referee.connections[seat]
         asked = self.reports[seat].asked
-        kind = observation.decision.name
+        kind = _KIND_NAMES[observation.decision]
         asked[kind] = asked.get(kind, 0) + 1
         if not self._strike_stale(seat, connection):
             self._decide(seat, observation, None, 0.0, None, None)
@@ -946,7 +966,7 @@ class _MatchLoop:
                     return None, latency
                 continue
             decision = reply.decision
-            if self._is_late_answer(seat, reply):
+            if self.expired[seat] and self._is_late_answer(seat, reply):
                 continue
             pending.answer = decision
             request_id = pending.request_id
@@ -980,7 +1000,7 @@ class _MatchLoop:
         self._off_turn([seat])
         source = "bot"
         if action is None:
-            kind = observation.decision.name
+            kind = _KIND_NAMES[observation.decision]
             mishandled = self.reports[seat].mishandled
             mishandled[kind] = mishandled.get(kind, 0) + 1
             action = default_action(observation)

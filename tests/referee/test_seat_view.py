@@ -4,15 +4,22 @@ determinism guarantee)."""
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
+import sys
 from pathlib import Path
 
-from arena.protocol.convert import action_from_message, observation_from_request
+from arena.protocol import pb
+from arena.protocol.convert import action_from_message, event_message, observation_from_request
+from arena.referee.faults import FaultKind
+from arena.referee.limits import Limits
 from arena.referee.log import decode_answer, decode_asked, game_lines, read_log
 from arena.referee.replay import replay
+from arena.rules import events as ev
 from arena.rules.options import RuleOptions
-from tests.referee.conftest import Tracker, misbehaving, play, sample
+from arena.sandbox import BotManifest
+from tests.referee.conftest import BOTS, Tracker, misbehaving, play, sample
 
 SHORT = RuleOptions(target_score=100)
 
@@ -77,3 +84,37 @@ def test_in_process_and_autopilot_moves_carry_no_request(tmp_path: Path,
     # The request the bot never answered is kept (with no answer); after it, none is sent.
     assert decode_asked(autopilot[0]) is not None and autopilot[0]["answer"] is None
     assert all("asked" not in r and decode_asked(r) is None for r in autopilot[1:])
+
+
+def test_each_bot_is_sent_every_event_and_fault_once_in_the_logs_order(
+        tmp_path: Path, tracker: Tracker) -> None:
+    # What a seat receives is the timeline as it sees it (§19), faults in their place, each
+    # item once: also for a seat disqualified mid-match (it is sent the rest at the end),
+    # and although the referee encodes a seat's events ahead, while another bot thinks.
+    kept = [tmp_path / "seat0.events", tmp_path / "seat1.events"]
+    faulty = [("3", "7"), ("2", "4", "6")]  # seat 1 reaches the strike limit of 3
+    seats = [tracker.seat(BotManifest(folder=BOTS, name=f"recorder{seat}", version="0",
+                                      language="python",
+                                      run=(sys.executable, "recorder.py", str(kept[seat]),
+                                           *faulty[seat])), f"seat{seat}-recorder")
+             for seat in range(2)]
+    log = tmp_path / "m.jsonl.gz"
+    outcome = play(seats, seed=5, log=log, options=SHORT,
+                   limits=Limits(decision_deadline=2.0, time_bank=0.0, strike_limit=3,
+                                 hello_timeout=5.0))
+    assert outcome.disqualified == (1,)
+    timeline = [r for r in read_log(log) if r["type"] in ("event", "fault")]
+    assert sum(r["type"] == "fault" for r in timeline) == 6  # 2 + 3 strikes + the limit
+    for seat in range(2):
+        expected = []
+        for record in timeline:
+            if record["type"] == "event":
+                event = ev.seen_by(ev.from_record(record), seat)
+                expected.append(event_message(event).SerializeToString())
+            else:
+                expected.append(pb.Event(fault=pb.Fault(
+                    seat=record["seat"], kind=FaultKind[record["kind"].upper()].value,
+                    reason=record["reason"], strikes=record["strikes"],
+                    disqualified=record["disqualified"])).SerializeToString())
+        received = [base64.b64decode(line) for line in kept[seat].read_text().split()]
+        assert received == expected
