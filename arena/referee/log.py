@@ -12,9 +12,10 @@ and who made the move (``source``): ``bot`` (its own answer), ``default`` (the r
 ``in-process`` (a built-in policy, ``arena check``). When a request went to the bot, the
 line keeps the seat's view exactly as on the wire: ``asked`` is the ``DecisionRequest``
 the bot received (its observation, legal actions, deadline and time bank), as the base64
-of its protobuf bytes, and ``answer`` the ``Decision`` the bot sent (base64 too; null when
-none came). The events sent with a request are the log's ``event`` lines as the seat sees
-them (``arena.rules.events.seen_by``) and its ``fault`` lines. ``decode_asked`` and
+of its protobuf bytes, and ``answer`` the ``Decision`` the bot sent (base64 too, its fields
+the protocol knows: a bot's padding is not kept; null when none came). The events sent
+with a request are the log's ``event`` lines as the seat sees them
+(``arena.rules.events.seen_by``) and its ``fault`` lines. ``decode_asked`` and
 ``decode_answer`` read them back.
 
 Timings live on lines of their own: each bot decision is followed by a ``timing`` line

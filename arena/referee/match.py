@@ -252,16 +252,25 @@ class _Connection:
 
 
 class _Servicer(pb_grpc.RefereeServiceServicer):
-    def __init__(self, referee: _Referee) -> None:
+    def __init__(self, referee: _Referee, seat: int | None) -> None:
         self.referee = referee
+        self.seat = seat
+        """The seat this server listens for; None when every seat shares one address."""
+        self.waiting: collections.deque[asyncio.Task[Any]] = collections.deque()
+        """Streams waiting for their hello (a stream that never speaks crowds out only the
+        streams of its own address)."""
+
+    def _unclaimed(self) -> bool:
+        tokens = self.referee.tokens
+        return bool(tokens) if self.seat is None else self.seat in tokens.values()
 
     async def Play(self, request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
         referee = self.referee
-        if not referee.tokens:  # every seat has connected: nothing is left to claim
+        if not self._unclaimed():  # nothing is left to claim here
             await context.abort(grpc.StatusCode.PERMISSION_DENIED,
-                                "unknown or used token: every seat has connected")
+                                "unknown or used token: the seat has connected")
             return
-        waiting = referee.waiting_for_hello
+        waiting = self.waiting
         me = asyncio.current_task()
         if len(waiting) >= PENDING_HELLOS:
             waiting.popleft().cancel()  # the stream silent the longest
@@ -277,7 +286,11 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
         if first is grpc.aio.EOF or not first.HasField("hello"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be hello")
             return
-        seat = referee.tokens.pop(first.hello.token, None)  # one-time: a reuse finds nothing
+        seat = referee.tokens.get(first.hello.token)
+        if seat is not None and self.seat in (None, seat):
+            del referee.tokens[first.hello.token]  # one-time: a reuse finds nothing
+        else:
+            seat = None  # unknown, used, or another seat's (which it keeps)
         if seat is None:
             referee.refused += 1
             if len(referee.refused_tokens) < REFUSED_KEPT:
@@ -335,7 +348,6 @@ class _Referee:
         self.refused = 0
         self.refused_tokens: list[str] = []
         """The first few refused tokens' first characters (for the log)."""
-        self.waiting_for_hello: collections.deque[asyncio.Task[Any]] = collections.deque()
         self.floods: list[int] = []
         """Seats cut off for flooding, not yet recorded as faults by the match loop."""
         self.in_process: dict[int, Policy] = {}
@@ -395,7 +407,9 @@ async def run_match(
     if len(launchers) != spec.players:
         raise ValueError("one launcher per seat")
     referee = _Referee(spec)
-    socket_dir, listen, server = await _serve(referee, address)
+    listening = await _serve(referee, address, [
+        seat for seat, launcher in enumerate(launchers)
+        if not isinstance(launcher, InProcessSeat)])
     processes: list[BotProcess] = []
     tokens = [secrets.token_hex(16) for _ in range(spec.players)]
     referee.tokens = {token: seat for seat, token in enumerate(tokens)}
@@ -404,8 +418,6 @@ async def run_match(
     finished = False
     try:
         for seat, launcher in enumerate(launchers):
-            env = {"ARENA_ADDRESS": listen, "ARENA_TOKEN": tokens[seat],
-                   "ARENA_SEAT": str(seat)}
             if isinstance(launcher, InProcessSeat):
                 report = referee.reports[seat]
                 report.connected, report.name, report.version = (
@@ -413,14 +425,18 @@ async def run_match(
                 referee.in_process[seat] = launcher.policy
                 if len(referee.connections) + len(referee.in_process) == spec.players:
                     referee.all_connected.set()
-            elif launcher is None:
+                continue
+            listen = listening.addresses[seat]
+            if launcher is None:
                 if announce is not None:
                     announce(seat, listen, tokens[seat])
                 else:
                     print(f"seat {seat}: start your bot with ARENA_ADDRESS={listen} "
                           f"ARENA_TOKEN={tokens[seat]}", flush=True)
             else:
-                referee.processes[seat] = launcher(env, socket_dir)
+                referee.processes[seat] = launcher(
+                    {"ARENA_ADDRESS": listen, "ARENA_TOKEN": tokens[seat],
+                     "ARENA_SEAT": str(seat)}, listening.folders[seat])
                 processes.append(referee.processes[seat])
         loop = _MatchLoop(spec, referee, log)
         outcome = await loop.run(started, on_progress)
@@ -433,16 +449,56 @@ async def run_match(
             log.abandon()
         raise
     finally:
-        await _close(referee, server, processes, socket_dir, finished)
+        await _close(referee, listening, processes, finished)
 
 
-async def _serve(referee: _Referee, address: str | None
-                 ) -> tuple[Path, str, grpc.aio.Server]:
-    """The match's gRPC server, started: its socket folder, address and server."""
+@dataclass(slots=True)
+class _Listening:
+    """Where a match's bots connect."""
+
+    folder: Path
+    """The match's socket folder (mode 0711: it cannot be listed)."""
+    addresses: dict[int, str]
+    """Each seat's address."""
+    folders: dict[int, Path]
+    """Each seat's socket folder, the only one its sandbox is shown."""
+    servers: list[grpc.aio.Server]
+
+
+async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _Listening:
+    """The match's gRPC servers, started. Each seat has a server of its own, on a socket in
+    a folder of its own under an unguessable name: a bot reaches no other seat's socket,
+    so it can neither crowd out another bot's connection before its hello (a stream that
+    never speaks evicts the oldest waiting one of its server) nor claim its seat. With
+    ``address`` (``arena play --listen``, bots started by hand) every seat shares it."""
     # Named after its owner (pid and start time): a start-up sweep removes it if we die.
-    socket_dir = Path(tempfile.mkdtemp(prefix=f"arena-match-{owner_tag()}-"))
-    os.chmod(socket_dir, 0o755)
-    listen = address or f"unix:{socket_dir / 'referee.sock'}"
+    folder = Path(tempfile.mkdtemp(prefix=f"arena-match-{owner_tag()}-"))
+    listening = _Listening(folder, {}, {}, [])
+    try:
+        os.chmod(folder, 0o711)  # bots may run under other uids: they may pass, not list
+        if address is not None:
+            listening.servers.append(await _server(referee, None, address))
+            listening.addresses = dict.fromkeys(seats, address)
+            listening.folders = dict.fromkeys(seats, folder)
+            return listening
+        for seat in seats:
+            seat_folder = folder / f"seat{seat}-{secrets.token_hex(8)}"
+            seat_folder.mkdir(mode=0o755)
+            socket = seat_folder / "referee.sock"
+            listening.servers.append(await _server(referee, seat, f"unix:{socket}"))
+            os.chmod(socket, 0o777)  # bots may run under other uids
+            listening.addresses[seat] = f"unix:{socket}"
+            listening.folders[seat] = seat_folder
+    except BaseException:
+        for server in listening.servers:
+            await server.stop(grace=None)
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return listening
+
+
+async def _server(referee: _Referee, seat: int | None, address: str) -> grpc.aio.Server:
+    """A server for ``seat``'s bot (every seat's when None), started on ``address``."""
     server = grpc.aio.server(options=[
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_metadata_size", MAX_METADATA_BYTES),
@@ -456,24 +512,22 @@ async def _serve(referee: _Referee, address: str | None
     # decision request is serialized once, by the match loop, and the same bytes are sent
     # and logged (the seat's view "exactly as on the wire").
     handlers = {"Play": grpc.stream_stream_rpc_method_handler(
-        _Servicer(referee).Play, request_deserializer=_deserialize,
+        _Servicer(referee, seat).Play, request_deserializer=_deserialize,
         response_serializer=_serialize)}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
         "uno_arena.v1.RefereeService", handlers),))
     server.add_registered_method_handlers("uno_arena.v1.RefereeService", handlers)
-    server.add_insecure_port(listen)
+    server.add_insecure_port(address)
     await server.start()
-    if os.path.exists(socket_dir / "referee.sock"):
-        os.chmod(socket_dir / "referee.sock", 0o777)  # bots may run under other uids
-    return socket_dir, listen, server
+    return server
 
 
 def _serialize(message: pb.PlayResponse | bytes) -> bytes:
     return message if type(message) is bytes else message.SerializeToString()  # type: ignore[union-attr]
 
 
-async def _close(referee: _Referee, server: grpc.aio.Server, processes: list[BotProcess],
-                 socket_dir: Path, finished: bool) -> None:
+async def _close(referee: _Referee, listening: _Listening, processes: list[BotProcess],
+                 finished: bool) -> None:
     """End a match's (or a refeed's) bots, streams and server; remove its socket folder."""
     try:
         for connection in referee.connections.values():
@@ -499,13 +553,13 @@ async def _close(referee: _Referee, server: grpc.aio.Server, processes: list[Bot
             for waiter in pending:
                 waiter.cancel()
         await asyncio.sleep(0)
-        await server.stop(grace=0.5)
+        await asyncio.gather(*(server.stop(grace=0.5) for server in listening.servers))
     finally:
         # Also when cancelled during the clean-up above (a worker stopped just as its
         # match ended): no bot, no socket folder outlives the match.
         for process in processes:
             process.kill()
-        shutil.rmtree(socket_dir, ignore_errors=True)
+        shutil.rmtree(listening.folder, ignore_errors=True)
 
 
 @dataclass(slots=True, eq=False)
@@ -968,6 +1022,9 @@ class _MatchLoop:
             decision = reply.decision
             if self.expired[seat] and self._is_late_answer(seat, reply):
                 continue
+            # Kept for the log without fields the protocol does not know: a bot padding its
+            # answers to the message limit would make its logs a hundred times longer.
+            decision.DiscardUnknownFields()
             pending.answer = decision
             request_id = pending.request_id
             if decision.request_id != request_id:

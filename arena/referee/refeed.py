@@ -54,14 +54,14 @@ async def refeed(header: dict[str, Any], names: list[str], seat: int,
     spec = MatchSpec(f"{header.get('match_id', 'match')}-refeed", seed, players, options,
                      limits)
     referee = _Referee(spec)
-    socket_dir, listen, server = await _serve(referee, None)
+    listening = await _serve(referee, None, [seat])
     token = secrets.token_hex(16)
     referee.tokens = {token: seat}
     processes: list[BotProcess] = []
     told_the_end = False
     try:
-        process = launcher({"ARENA_ADDRESS": listen, "ARENA_TOKEN": token,
-                            "ARENA_SEAT": str(seat)}, socket_dir)
+        process = launcher({"ARENA_ADDRESS": listening.addresses[seat], "ARENA_TOKEN": token,
+                            "ARENA_SEAT": str(seat)}, listening.folders[seat])
         processes.append(process)
         deadline = time.perf_counter() + limits.hello_timeout
         while seat not in referee.connections:
@@ -106,7 +106,7 @@ async def refeed(header: dict[str, Any], names: list[str], seat: int,
         told_the_end = await connection.send(pb.PlayResponse(match_end=end))
         return RefeedAnswer(reply.decision, latency)
     finally:
-        await _close(referee, server, processes, socket_dir, told_the_end)
+        await _close(referee, listening, processes, told_the_end)
 
 
 def _exit_note(process: BotProcess) -> str:

@@ -6,16 +6,27 @@ the log), the well-behaved opponent is unaffected, and no bot process is left be
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import sys
 from pathlib import Path
 
+import grpc
 import pytest
 
+from arena.protocol import pb, pb_grpc
 from arena.referee.faults import FaultKind
 from arena.referee.limits import Limits
 from arena.referee.log import read_log
-from arena.referee.match import INBOX_BYTES, INBOX_MESSAGES
+from arena.referee.match import (
+    INBOX_BYTES,
+    INBOX_MESSAGES,
+    MatchSpec,
+    _close,
+    _Referee,
+    _serve,
+)
 from arena.referee.replay import replay
 from arena.rules.options import RuleOptions
 
@@ -110,3 +121,44 @@ def test_a_flooding_bot_is_cut_off(tracker: Tracker, tmp_path: Path) -> None:
     assert [f["kind"] for f in faults] == ["flooded"]
     assert replay(log).match.scores == list(outcome.scores)
     tracker.assert_none_left()
+
+
+def test_a_bot_cannot_crowd_out_another_bots_stream_before_its_hello(
+        tracker: Tracker, tmp_path: Path) -> None:
+    """Found by attack: a bot that said hello opened streams that never speak; when every
+    seat shared one server, each evicted the oldest stream waiting for its hello, which
+    was the other bot's, disqualified for "no hello" (and the attacker won). Each seat now
+    has a server and a socket of its own: the silent streams crowd out nobody's but the
+    attacker's own, and the slow bot plays."""
+    outcome = play([tracker.seat(misbehaving("crowd"), "crowd"),
+                    tracker.seat(misbehaving("slow-hello"), "slow")],
+                   seed=5, options=SHORT, limits=PATIENT)
+    crowd, slow = outcome.seats
+    assert slow.connected and slow.faults == [] and not slow.disqualified
+    assert crowd.faults == [] and outcome.decisions > 10
+    tracker.assert_none_left()
+
+
+def test_a_seat_socket_takes_only_its_own_seat_token(tmp_path: Path) -> None:
+    """A bot at another seat's address, with its own (valid) token, is refused there, and
+    the token stays good at its own address."""
+
+    async def scenario() -> tuple[str, bool]:
+        referee = _Referee(MatchSpec("t", 1, 2))
+        referee.tokens = {"a" * 32: 0, "b" * 32: 1}
+        listening = await _serve(referee, None, [0, 1])
+        try:
+            assert listening.addresses[0] != listening.addresses[1]
+            assert listening.folders[0].parent == listening.folders[1].parent
+            async with grpc.aio.insecure_channel(listening.addresses[1]) as channel:
+                call = pb_grpc.RefereeServiceStub(channel).Play()
+                await call.write(pb.PlayRequest(hello=pb.Hello(token="a" * 32)))
+                with contextlib.suppress(grpc.aio.AioRpcError):
+                    await call.read()
+                refusal = await call.details() or ""
+            return refusal, "a" * 32 in referee.tokens
+        finally:
+            await _close(referee, listening, [], False)
+
+    refusal, kept = asyncio.run(scenario())
+    assert "unknown or used token" in refusal and kept

@@ -5,21 +5,26 @@ the bot declares every variant (RULES.md §21-§32) in its hello. ``bad-KIND`` a
 request of decision kind KIND (``bad-give_card``...) with an index out of range;
 ``unreadable`` sends bytes protobuf cannot parse before its third answer
 (``unreadable-between``: after it); ``padded`` pads every answer with 15,000 bytes of a
-field the protocol does not know; ``legal`` never misbehaves.
+field the protocol does not know; ``slow-hello`` opens its stream and says hello two
+seconds later; ``crowd`` says hello, then opens 40 streams that never speak (to crowd out a
+bot still to say hello); ``legal`` never misbehaves.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
 import sys
+import threading
 import time
+from collections.abc import Iterator
 
 import grpc
 from rawbot import RawBot
 
-from arena.protocol import pb
+from arena.protocol import pb, pb_grpc
 
 MODE = sys.argv[1]
 VARIANTS = len(sys.argv) > 2 and sys.argv[2] == "variants"
@@ -46,7 +51,21 @@ def main() -> None:
         del stream
         return
     bot = RawBot(token="0" * 32 if MODE == "wrong-token" else None)
+    if MODE == "slow-hello":  # its stream open, its hello two seconds later
+        stream = bot.responses()
+        time.sleep(2)
+        bot.hello(every_variant=VARIANTS)
+        play(bot, stream)
+        bot.close()
+        return
     bot.hello(every_variant=VARIANTS)
+    if MODE == "crowd":  # then streams that never speak, to crowd out another bot's
+        stream = bot.responses()
+        time.sleep(0.5)
+        threading.Thread(target=asyncio.run, args=(silent_streams(40),), daemon=True).start()
+        play(bot, stream)
+        bot.close()
+        return
     if MODE == "flood":  # far ahead of the referee, before it has asked anything: 150 MB
         junk = pb.PlayRequest(hello=pb.Hello(token="x", bot_name="x" * 15_000))
         for _ in range(10_000):
@@ -56,9 +75,22 @@ def main() -> None:
     bot.close()
 
 
-def play(bot: RawBot) -> None:
+async def silent_streams(count: int) -> None:
+    """``count`` streams that open (their headers sent) and never say anything."""
+    # A connection each (gRPC would share one, which carries two streams at a time).
+    channels = [grpc.aio.insecure_channel(os.environ["ARENA_ADDRESS"],
+                                          options=[("grpc.use_local_subchannel_pool", 1)])
+                for _ in range(count)]
+    calls = [pb_grpc.RefereeServiceStub(channel).Play() for channel in channels]
+    for call in calls:
+        with contextlib.suppress(grpc.RpcError):
+            await call.wait_for_connection()
+    await asyncio.sleep(60)
+
+
+def play(bot: RawBot, stream: Iterator[pb.PlayResponse] | None = None) -> None:
     decisions = 0
-    for response in bot.responses():
+    for response in stream or bot.responses():
         kind = response.WhichOneof("message")
         if kind == "match_end":
             break
