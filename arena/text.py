@@ -8,6 +8,7 @@ and direction controls make a name read as another. Names may hold none of them
 
 from __future__ import annotations
 
+import hashlib
 import unicodedata
 
 DIRECTION_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -37,3 +38,71 @@ def visible(line: str) -> str:
     return "".join(char if char == "\t" or not _hidden(char)
                    else (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
                    for char in line)
+
+
+NAME_LENGTH = 64
+"""The longest bot name (characters): it heads tables and terminal lines."""
+
+BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Letters that show as nothing (Hangul fillers, the blank Braille pattern)."""
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a bot (None when it can). A name is shown beside others
+    and told apart by eye: so no character that shows as nothing or reorders the text
+    (zero-width and other format characters, fillers, controls), no unassigned or private
+    character, no space at either end, one form of each accented letter (NFC), and at
+    most ``NAME_LENGTH`` characters."""
+    hidden = unshowable(name)
+    if hidden:
+        return f"holds {hidden}"
+    if len(name) > NAME_LENGTH:
+        return f"is {len(name)} characters long; at most {NAME_LENGTH}"
+    if name != name.strip():
+        return "starts or ends with a space"
+    if unicodedata.normalize("NFC", name) != name:
+        return "is not in Unicode's composed form (NFC): write each accented letter as one"
+    for index, char in enumerate(name):
+        if char in JOINERS and _joins(name, index):
+            continue
+        if unicodedata.category(char) in ("Cf", "Co", "Cn", "Cs") or char in BLANK_LETTERS:
+            described = unicodedata.name(char, "an unassigned or private character")
+            return (f"holds U+{ord(char):04X} ({described}), which shows as nothing or "
+                    "not at all")
+    return None
+
+
+JOINERS = frozenset("\u200c\u200d")
+"""Zero-width (non-)joiners: part of emoji sequences and of some scripts' words."""
+
+
+def _joins(name: str, index: int) -> bool:
+    """A joiner between two characters beyond ASCII (an emoji sequence, a Persian word),
+    not one hidden inside a Latin name."""
+    return 0 < index < len(name) - 1 and all(
+        not neighbour.isascii() and not neighbour.isspace()
+        for neighbour in (name[index - 1], name[index + 1]))
+
+
+def name_key(name: str) -> str:
+    """What two names are compared by: names that read alike (by case, compatibility forms,
+    spacing or joiners) have the same key."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return " ".join("".join(char for char in folded if char not in JOINERS).split())
+
+
+LABEL_LENGTH = 80
+
+
+def file_label(label: str) -> str:
+    """``label`` (which may hold a bot's name) made fit to name a file or a cgroup: ASCII
+    letters, digits and ``_.-`` kept, anything else (a slash, a space, a letter of another
+    script) as ``_``, capped; a label changed so ends with a digest of itself, so two
+    labels stay two files."""
+    safe = "".join(char if char.isascii() and (char.isalnum() or char in "_.-") else "_"
+                   for char in label)
+    if safe == label and len(label) <= LABEL_LENGTH and not label.startswith((".", "-")):
+        return label
+    digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    safe = f"x{safe}" if safe.startswith((".", "-")) else safe
+    return f"{safe[:LABEL_LENGTH - 11]}-{digest}"

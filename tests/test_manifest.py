@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from arena.sandbox import ManifestError, load_manifest
+from arena.text import LABEL_LENGTH, file_label, name_key
 
 BASE = 'name = "b"\nversion = "1"\nlanguage = "python"\nrun = ["python3", "bot.py"]\n'
 
@@ -140,3 +141,40 @@ def test_a_bot_toml_past_a_mebibyte_is_refused_unread(tmp_path: Path) -> None:
     assert load_manifest(write(tmp_path, BASE + padding)).name == "b"  # at the limit
     with pytest.raises(ManifestError, match=r"more than 1,048,576 bytes; a bot\.toml is a dozen"):
         load_manifest(write(tmp_path, BASE + padding + "#"))
+
+
+@pytest.mark.parametrize(("name", "refusal"), [
+    # Found by attack: each read as "greedy" beside the real greedy in the standings.
+    ("gree\u200bdy", "U+200B"), ("gree\u2060dy", "U+2060"), ("\ufeffgreedy", "U+FEFF"),
+    ("gree\u00addy", "U+00AD"), ("greedy\U000e0041", "U+E0041"), ("gree\u200ddy", "U+200D"),
+    ("\u3164", "U+3164"), ("greedy\u115f", "U+115F"), ("greedy\u2800", "U+2800"),
+    ("greedy ", "starts or ends with a space"), (" greedy", "starts or ends with a space"),
+    ("cafe\u0301", "composed form"), ("\ue000bot", "U+E000"), ("x" * 65, "at most 64"),
+])
+def test_a_name_that_shows_as_another_is_refused(tmp_path: Path, name: str,
+                                                 refusal: str) -> None:
+    text = BASE.replace('name = "b"', f"name = {toml_string(name)}")
+    with pytest.raises(ManifestError, match="field 'name' ") as error:
+        load_manifest(write(tmp_path, text))
+    assert refusal in str(error.value)
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("greedy", "Greedy"), ("greedy", "\uff47\uff52\uff45\uff45\uff44\uff59"),
+    ("the bot", "the  bot"),
+    ("名前", "名\u200d前"), ("Straße", "STRASSE"),
+])
+def test_names_that_read_alike_have_one_key(first: str, second: str) -> None:
+    assert name_key(first) == name_key(second)
+    assert name_key(first) != name_key(first + "2")
+
+
+@pytest.mark.parametrize("label", ["seat0-AC/DC", "seat1-../../etc", "probe-" + "L" * 300,
+                                   "seat0-名前", ".hidden", "-flag", "seat0-a b"])
+def test_a_label_names_one_file_in_its_folder(tmp_path: Path, label: str) -> None:
+    safe = file_label(label)
+    assert len(safe) <= LABEL_LENGTH and "/" not in safe and not safe.startswith((".", "-"))
+    assert safe.isascii() and (tmp_path / f"{safe}.stderr.log").parent == tmp_path
+    (tmp_path / f"{safe}.stderr.log").write_text("x")  # a name the file system takes
+    assert file_label(label + "x") != safe
+    assert file_label("seat0-greedy") == "seat0-greedy"  # plain labels as they were

@@ -225,6 +225,7 @@ def _refeed(args: argparse.Namespace) -> int:
     import asyncio
 
     from arena.referee.refeed import refeed
+    from arena.text import file_label
 
     legal = []
     for message in request.legal_actions:
@@ -251,7 +252,7 @@ def _refeed(args: argparse.Namespace) -> int:
     answered = (f"{mine}  ({result.latency_ms:.1f} ms)" if result.answer is not None
                 else f"none: {result.problem}")
     print(f"  bot's answer:  {answered}")
-    print(f"  the bot's stderr: {output / (label + '.stderr.log')}")
+    print(f"  the bot's stderr: {output / (file_label(label) + '.stderr.log')}")
     same = result.answer is not None and mine == logged_text
     print("same answer" if same else "DIFFERENT answer")
     return 0 if same else 1

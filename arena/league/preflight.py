@@ -27,6 +27,7 @@ from arena.referee.limits import Limits
 from arena.referee.match import InProcessSeat, MatchSpec, run_match
 from arena.rules.options import RuleOptions
 from arena.sandbox.manifest import BotManifest
+from arena.text import file_label
 
 PROBE_HELLO_FACTOR = 3
 PROBE_HELLO_MINIMUM = 30.0
@@ -74,8 +75,8 @@ async def _probe(job: ProbeJob, index: int) -> str | None:
     if seat.connected:
         return None
     reasons = [f.reason for f in seat.faults if f.kind.name == "NO_HELLO"] or ["no hello"]
-    said = _last_line(job.output_dir / f"{label}.stderr.log") or _last_line(
-        job.output_dir / f"{label}.stdout.log")
+    said = _last_line(job.output_dir / f"{file_label(label)}.stderr.log") or _last_line(
+        job.output_dir / f"{file_label(label)}.stdout.log")
     return reasons[0] + (f"; its last words: {said}" if said else "")
 
 
@@ -103,7 +104,8 @@ def probe_entrants(jobs: Sequence[ProbeJob],
     reasons = asyncio.run(wrap(probes) if wrap is not None else probes)
     for job, reason in zip(jobs, reasons, strict=True):
         if reason is None:
-            for name in (f"probe-{job.bot.name}.stdout.log", f"probe-{job.bot.name}.stderr.log"):
+            label = file_label(f"probe-{job.bot.name}")
+            for name in (f"{label}.stdout.log", f"{label}.stderr.log"):
                 (job.output_dir / name).unlink(missing_ok=True)
     folders = {job.output_dir for job in jobs}
     for folder in folders:

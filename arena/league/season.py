@@ -55,6 +55,7 @@ from arena.referee.limits import MOST_STRIKES, SECONDS_RANGES, Limits
 from arena.rules.options import RuleOptions
 from arena.sandbox.limits import MOST
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
+from arena.text import name_key
 
 EXECUTORS = ("local", "dask")
 
@@ -238,12 +239,36 @@ def _entrants(path: Path, reader: _Reader) -> tuple[BotManifest, ...]:
             raise SeasonError(f"{path}: [season] entrants: {error}") from None
         seen[resolved] = manifest.name
         manifests.append(manifest)
-    names = [m.name for m in manifests]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
+    keys = [name_key(m.name) for m in manifests]
+    duplicates = sorted({m.name for m, key in zip(manifests, keys, strict=True)
+                         if keys.count(key) > 1})
     if duplicates:
         raise SeasonError(f"{path}: [season] entrants: bot name(s) {', '.join(duplicates)} "
-                          "used by more than one folder; names must be unique in a season")
+                          "used by more than one folder, or reading alike (by case, "
+                          "spacing or a letter's form); names must be unique in a season")
     return tuple(manifests)
+
+
+def _check_folders(path: Path, folder: Path, report: Path,
+                   entrants: tuple[BotManifest, ...]) -> None:
+    """The output folder (the store with the season's key, logs of matches in play, the
+    bots' output), the report folder (published) and the bots' folders (shown to their
+    sandboxes) must be apart: none inside another."""
+    def overlap(first: Path, second: Path) -> bool:
+        return first == second or first.is_relative_to(second) or second.is_relative_to(first)
+
+    if overlap(folder, report):
+        raise SeasonError(
+            f"{path}: [output] folder ({folder}) and report ({report}) overlap: the site "
+            "would publish the season's store (its key, which gives away every deal to come) "
+            "and the logs of matches in play; give them folders apart")
+    for entrant in entrants:
+        for what, where in (("folder", folder), ("report", report)):
+            if overlap(where, entrant.folder.resolve()):
+                raise SeasonError(
+                    f"{path}: [output] {what} ({where}) and the bot folder of "
+                    f"{entrant.name} ({entrant.folder}) overlap: a bot's sandbox is shown "
+                    "its folder, and the season writes its own files; keep them apart")
 
 
 def match_settings(path: Path, data: dict[str, Any]
@@ -369,6 +394,9 @@ def load_season(path: Path | str) -> Season:
             f"{path}: [tiebreak] batch is {tiebreak.batch}, but with duplicate deals it must "
             f"be a multiple of table_size ({table_size})")
     base = path.parent
+    folder = (base / output.string("folder", f"runs/{name}")).resolve()
+    report = (base / output.string("report", f"reports/{name}")).resolve()
+    _check_folders(path, folder, report, entrants)
     return Season(
         name=name, path=path.resolve(),
         table_size=table_size, matches_per_group=per_group,
@@ -379,7 +407,6 @@ def load_season(path: Path | str) -> Season:
         insecure_cluster=season.boolean("insecure_cluster", False),
         shared_bots=season.boolean("shared_bots", False),
         entrants=entrants, rules=rules, limits=limits, sandbox=sandbox,
-        folder=(base / output.string("folder", f"runs/{name}")).resolve(),
-        report=(base / output.string("report", f"reports/{name}")).resolve(),
+        folder=folder, report=report,
         tiebreak=tiebreak, raw=data,
     )

@@ -37,11 +37,16 @@ def accepts_gzip(header: str | None) -> bool:
     return False
 
 
+SITE_FILES = (".html", ".css", ".js", ".json", ".csv", ".tar", ".jsonl.gz")
+"""The kinds of file a rendered site holds: nothing else is served (a season's store, with
+its key, a lock, a log still being written, a bot's output), wherever it lies."""
+
+
 class _SiteHandler(http.server.SimpleHTTPRequestHandler):
-    """Serves the site's own pages only: no file or folder whose name starts with a dot
-    (``.render-state.json``), nothing a link leads outside the site to, no directory
-    listing (a folder without index.html is 404), and text compressed with gzip for
-    clients that accept it."""
+    """Serves the site's own pages only: files of the kinds a site holds (``SITE_FILES``),
+    no file or folder whose name starts with a dot (``.render-state.json``), nothing a link
+    leads outside the site to, no directory listing (a folder without index.html is 404),
+    and text compressed with gzip for clients that accept it."""
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -65,6 +70,8 @@ class _SiteHandler(http.server.SimpleHTTPRequestHandler):
         except ValueError:  # a NUL byte in the address (%00): no file is named so
             return True
         inside = real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+        if os.path.isfile(real) and not real.endswith(SITE_FILES):
+            return True
         return not inside or any(
             part.startswith(".") for part in os.path.relpath(real, root).split(os.sep)
             if part != os.curdir)

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.processes import owner_tag
 from arena.sandbox import network as build_network
 from arena.sandbox import runtimes, seccomp
 from arena.sandbox.build import hand_over
@@ -163,7 +164,8 @@ def probe() -> str | None:
         seccomp.bot_filter()
     except seccomp.SeccompUnavailable as error:
         return str(error)
-    folder = Path(tempfile.mkdtemp(prefix="arena-probe-"))
+    # Named as a match folder is: if this run is killed now, the next one's sweep removes it.
+    folder = Path(tempfile.mkdtemp(prefix=f"arena-match-{owner_tag()}-probe-"))
     folder.chmod(0o755)
     try:
         manifest = BotManifest(folder=folder, name="probe", version="0", language="other",

@@ -37,6 +37,7 @@ from arena.sandbox.launcher import (
 from arena.sandbox.limits import MIB, SandboxLimits
 from arena.sandbox.manifest import BotManifest
 from arena.sandbox.plain import _copy_capped
+from arena.text import file_label
 
 IMAGE_PREFIX = "uno-arena/bot-"
 IMAGES = {"python": "python", "stdio-json": "python", "javascript": "node", "cpp": "cpp",
@@ -124,6 +125,7 @@ class DockerProcess:
         log_dir.mkdir(parents=True, exist_ok=True)
         self.name = name
         self.docker = command[0]
+        label = file_label(label)  # it may hold the bot's name
         self.stdout_path = log_dir / f"{label}.stdout.log"
         self.stderr_path = log_dir / f"{label}.stderr.log"
         self.popen = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL,

@@ -32,7 +32,7 @@ from pathlib import Path, PurePosixPath
 from arena.formats import toml_table
 from arena.rules.options import VARIANTS
 from arena.sandbox.trees import MOST_TREE_DEPTH, MOST_TREE_PATH_BYTES, path_problem
-from arena.text import unshowable
+from arena.text import name_problem, unshowable
 
 KNOWN_LANGUAGES = ("python", "javascript", "typescript", "cpp", "c", "go", "rust", "java",
                    "kotlin", "stdio-json", "other")
@@ -273,7 +273,11 @@ def load_manifest(folder: Path | str) -> BotManifest:
             raise ManifestError(f"{path}: field '{key}' must be a non-empty string")
     if not isinstance(data.get("author", ""), str):
         raise ManifestError(f"{path}: field 'author' must be a string")
-    for key in ("name", "version", "author"):
+    problem = name_problem(data["name"])
+    if problem:
+        raise ManifestError(f"{path}: field 'name' {problem}; a bot's name is shown beside "
+                            "the others' and must read as itself")
+    for key in ("version", "author"):
         hidden = unshowable(data.get(key, ""))
         if hidden:
             raise ManifestError(f"{path}: field '{key}' holds {hidden}; a name is shown in "

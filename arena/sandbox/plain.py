@@ -16,6 +16,7 @@ from typing import IO
 
 from arena.sandbox.environment import BOT_ENV
 from arena.sandbox.manifest import BotManifest
+from arena.text import file_label
 
 OUTPUT_CAP_BYTES = 1024 * 1024
 
@@ -67,6 +68,7 @@ class PlainProcess:
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str], log_dir: Path,
                  label: str, output_cap: int = OUTPUT_CAP_BYTES) -> None:
         log_dir.mkdir(parents=True, exist_ok=True)
+        label = file_label(label)  # it may hold the bot's name
         self.stdout_path = log_dir / f"{label}.stdout.log"
         self.stderr_path = log_dir / f"{label}.stderr.log"
         self.popen = subprocess.Popen(

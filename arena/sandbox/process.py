@@ -30,6 +30,7 @@ from arena.sandbox.limits import SandboxLimits
 from arena.sandbox.plain import _copy_capped
 from arena.sandbox.polling import backoff
 from arena.sandbox.trees import remove_tree
+from arena.text import file_label
 
 SPAWN = Path(__file__).with_name("spawn.py")
 FIRST_FILE = 3
@@ -278,6 +279,7 @@ class SandboxProcess:
         self.label = label
         self.cgroups = plan.cgroups
         self.uid = plan.uid if plan.uid is not None else uid
+        label = file_label(label)  # it may hold the bot's name
         self.stdout_path = log_dir / f"{label}.stdout.log"
         self.stderr_path = log_dir / f"{label}.stderr.log"
         self.memory_kills = 0

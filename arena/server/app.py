@@ -63,6 +63,7 @@ from arena.server.kept import Kept
 from arena.server.service import LeagueService
 from arena.server.store import Author, Conflict, LeagueStore, StoredMatch, Version, seated
 from arena.server.uploads import Caps, UploadRefused, unpack
+from arena.text import file_label
 
 COOKIE = "arena_token"
 MATCHES_PER_PAGE = 200
@@ -511,7 +512,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
             raise HTTPException(404, "no such match or seat")
         version = own_version(author, match.seats[seat])
         path = league.data / "output" / match.match_id / \
-            f"seat{seat}-{version.bot}.stderr.log"
+            f"{file_label(f'seat{seat}-{version.bot}')}.stderr.log"
         if not path.is_file():
             raise HTTPException(404, "no stderr log for that seat")
         return PlainTextResponse(path.read_bytes().decode("utf-8", errors="replace"))

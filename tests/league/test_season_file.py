@@ -59,7 +59,7 @@ def build(root: Path, text: str, bots: dict[str, str | None]) -> Path:
         if bot_toml is not None:
             (root / folder / "bot.toml").write_text(bot_toml)
     path = root / "season.toml"
-    path.write_text(text + OUTPUT)
+    path.write_text(text if "[output]" in text else text + OUTPUT)
     return path
 
 
@@ -187,6 +187,28 @@ MISTAKES = [
             bots={**BOTS, "bots/c": manifest("alpha")}),
     Mistake("a folder listed twice", season(entrants=["bots/a", "bots/b", "bots/a"]),
             ("[season] entrants", "listed twice")),
+    # Found by attack: each read as its namesake in the standings.
+    Mistake("two bot names that differ only by case", season(),
+            ("[season] entrants", "Alpha", "reading alike"),
+            bots={**BOTS, "bots/c": manifest("Alpha")}),
+    Mistake("a bot name with a zero-width space", season(),
+            ("[season] entrants", "c/bot.toml", "field 'name' holds U+200B"),
+            bots={**BOTS, "bots/c": manifest("al\u200bpha")}),
+    # Found by attack: `arena serve` then served the store, the season key in it.
+    Mistake("the report folder inside the output folder",
+            season() + '\n[output]\nfolder = "out"\nreport = "out/site"\n',
+            ("[output] folder", "overlap", "its key")),
+    Mistake("the output folder inside the report folder",
+            season() + '\n[output]\nfolder = "site/data"\nreport = "site"\n',
+            ("[output] folder", "overlap")),
+    Mistake("one folder for both", season() + '\n[output]\nfolder = "x"\nreport = "x"\n',
+            ("[output] folder", "overlap")),
+    Mistake("the output folder inside a bot folder",
+            season() + '\n[output]\nfolder = "bots/b/out"\nreport = "report"\n',
+            ("[output] folder", "bot folder of beta", "overlap")),
+    Mistake("the report folder holding the bot folders",
+            season() + '\n[output]\nfolder = "out"\nreport = "bots"\n',
+            ("[output] report", "bot folder of", "overlap")),
     Mistake("a bot name with an escape sequence", season(),
             ("[season] entrants", "c/bot.toml", "field 'name' holds the character U+001B"),
             bots={**BOTS, "bots/c": manifest("gamma\\u001b[2J")}),

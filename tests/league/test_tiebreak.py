@@ -76,7 +76,7 @@ backend = "plain"
 {tiebreak}
 [output]
 folder = "{root / name}"
-report = "{root / name / 'site'}"
+report = "{root / (name + '-site')}"
 """)
     return path
 

@@ -46,6 +46,10 @@ def site(tmp_path: Path) -> Iterator[tuple[Path, int]]:
     (root / ".render-state.json").write_text('{"_templates": "secret"}')
     (root / "bots" / ".hidden.html").write_text("hidden")
     (root / "logs" / "m00001.jsonl.gz").write_bytes(gzip.compress(b'{"type": "header"}\n'))
+    # What a season's output folder holds, were it put inside the site: never served.
+    for name in ("season.sqlite", "season.sqlite-wal", "season.lock", "season.toml",
+                 "logs/m00002.jsonl.gz.123.partial", "logs/seat0-a.stderr.log"):
+        (root / name).write_text("secret")
     outside = tmp_path / "outside.html"
     outside.write_text("the organiser's own file")
     os.symlink(outside, root / "link.html")
@@ -110,7 +114,8 @@ def test_logs_are_sent_as_they_are(site: tuple[Path, int]) -> None:
     "/assets/", "/empty/", "/bots/", "/link.html", "/up/outside.html", "/up/",
     "/../outside.html", "/%2e%2e/outside.html", "/missing.html",
     "/index.html%00", "/%00", "/bots/a.html%00.png",  # a NUL byte: no traceback, a 404
-    "/" + "x" * 300,
+    "/" + "x" * 300, "/season.sqlite", "/season.sqlite-wal", "/season.lock",
+    "/season.toml", "/logs/m00002.jsonl.gz.123.partial", "/logs/seat0-a.stderr.log",
 ])
 def test_internal_files_outside_files_and_listings_are_404(site: tuple[Path, int],
                                                            path: str) -> None:
