@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from arena.bots.policies import POLICIES
@@ -120,6 +121,92 @@ def test_a_shared_rank_needs_every_two_members_unseparated() -> None:
     assert sharing_groups([(1, 2), (1, 3), (3, 4), (4, 4)]) == [[0, 1], [2, 3]]
     assert sharing_groups([(1, 3), (1, 3), (2, 3), (4, 4)]) == [[0, 1, 2], [3]]
     assert sharing_groups([(1, 1), (2, 2), (3, 3)]) == [[0], [1], [2]]
+
+
+def _figures(board: Any, name: Any = lambda entrant: entrant) -> dict[Any, tuple[Any, ...]]:
+    return {name(r.entrant_id): (r.position, r.interval, r.shared, r.above_next, r.strength)
+            for r in board.rows}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_numbering_the_entrants_otherwise_changes_no_figure(seed: int) -> None:
+    """Found by review: indexed by entrant id, the resamples' units were drawn in an order
+    that depended on the ids, and 122 of 300 small seasons renumbered had other intervals
+    or shared ranks (so a bot's rank could hang on its place in the season file). The
+    entrants are now indexed by the fit's order: a season whose fit ties no two entrants
+    gives the same figures, to the last digit, however they are numbered."""
+    rng = random.Random(seed)
+    while True:  # a season whose fit ties no two entrants (ties are ordered by id)
+        strengths = [rng.gauss(0, 0.6) for _ in range(5)]
+        outcomes = simulated(strengths, 2, 6, seed=rng.randrange(10**6), duplicate_deals=True)
+        board = official_standings(outcomes, range(5))
+        fitted = [round(r.strength, 8) for r in board.rows]
+        if len(set(fitted)) == len(fitted):
+            break
+    renumber = list(range(100, 105))
+    rng.shuffle(renumber)
+    renumbered = [o._replace(entrant_id=renumber[o.entrant_id]) for o in outcomes]
+    again = official_standings(renumbered, renumber)
+    back = {new: old for old, new in enumerate(renumber)}
+    mine, theirs = _figures(board), _figures(again, back.__getitem__)
+    assert {e: f[:4] for e, f in mine.items()} == {e: f[:4] for e, f in theirs.items()}
+    for entrant, figures in mine.items():
+        assert figures[4] == pytest.approx(theirs[entrant][4], abs=1e-9)
+
+
+@pytest.mark.parametrize(("deals", "rank", "above"), [
+    # A season of two: each duplicate deal won by A (both seats), or split.
+    (["AA"], ("1\N{EN DASH}2", "1\N{EN DASH}2"), 0.75),
+    (["AA"] * 2, ("1\N{EN DASH}2", "1\N{EN DASH}2"), 0.875),
+    (["AA"] * 5, ("1\N{EN DASH}2", "1\N{EN DASH}2"), 63 / 64),
+    (["AA"] * 4 + ["AB"] * 2, ("1\N{EN DASH}2", "1\N{EN DASH}2"), 31 / 32),
+    (["AA"] * 6, ("1", "2"), 127 / 128),
+    (["AA"] * 8 + ["BB"], ("1", "2"), 1 - 11 / 1024),
+    (["AB"] * 3, ("1\N{EN DASH}2", "1\N{EN DASH}2"), 0.5),
+])
+def test_two_entrants_alone_are_told_apart_by_their_deals(
+        deals: list[str], rank: tuple[str, str], above: float) -> None:
+    """Found by review: after one duplicate deal won by one bot, every resample held that
+    deal only, and the standings put it first "with 100%". Two entrants who met no one
+    else share a rank until a sign test over their deals separates them (one-sided 2.5%:
+    six deals won out of six do, five do not), and "P > next" is the chance that the upper
+    one wins more than half of such deals (every share equally likely beforehand)."""
+    outcomes = []
+    for deal, winners in enumerate(deals):
+        for seat, winner in enumerate(winners):
+            match = f"m{deal}-{seat}"
+            outcomes += [Outcome(match, 1, seat, 1 if winner == "A" else 2, deal=f"d{deal}"),
+                         Outcome(match, 2, 1 - seat, 1 if winner == "B" else 2,
+                                 deal=f"d{deal}")]
+    board = official_standings(outcomes, [1, 2])
+    assert tuple(r.rank_label for r in board.rows) == rank
+    assert board.rows[0].above_next == pytest.approx(above)
+    if rank[0] != "1":
+        assert board.groups == ((board.rows[0].entrant_id, board.rows[1].entrant_id),)
+
+
+def test_a_resample_that_ties_entrants_counts_for_both_orders() -> None:
+    """Tied at ``DIGITS`` decimals in a resample, entrants span each other's places: the
+    resample cannot order them, so neither rank interval may leave the other out."""
+    from arena.rating.official import _rank_spans
+
+    best, worst = _rank_spans(np.array([0.5, 1.0, 0.5, -2.0, 0.5 + 1e-12]))
+    assert best.tolist() == [2, 1, 2, 5, 2] and worst.tolist() == [4, 1, 4, 5, 4]
+    best, worst = _rank_spans(np.array([0.0, 1.0]))
+    assert best.tolist() == worst.tolist() == [2, 1]
+
+
+def test_copies_of_one_bot_share_a_rank() -> None:
+    """Two entrants with the same results against everyone (copies of one deterministic
+    bot) are tied in the fit and in every resample: they share a rank."""
+    outcomes = simulated([1.0, 0.0, -1.0], 2, 8, seed=3, duplicate_deals=True)
+    copies = [o._replace(entrant_id=3, match_id=o.match_id + "c", deal=o.deal + "c")
+              for o in outcomes if o.entrant_id == 0]
+    rivals = [o._replace(match_id=o.match_id + "c", deal=o.deal + "c") for o in outcomes
+              if o.entrant_id != 0 and any(c.match_id == o.match_id + "c" for c in copies)]
+    board = official_standings([*outcomes, *copies, *rivals], range(4))
+    rows = {r.entrant_id: r for r in board.rows}
+    assert rows[0].shared == rows[3].shared and rows[0].shared[0] < rows[0].shared[1]
 
 
 def test_an_undefeated_bot_gets_a_finite_strength() -> None:
