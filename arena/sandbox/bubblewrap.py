@@ -63,9 +63,34 @@ VISIBLE = ("/usr", "/dev", "/proc", "/etc/alternatives", *(f"/{n}" for n in TOP_
 """Host paths that exist inside every sandbox (as themselves or as fresh mounts)."""
 RUNTIMES_VARIABLE = runtimes.OPERATOR_VARIABLE
 NEUTRAL_PROC = ("meminfo", "stat", "loadavg", "uptime", "vmstat", "diskstats", "interrupts",
-                "softirqs", "schedstat", "pressure/cpu", "pressure/io", "pressure/memory")
-"""The host-wide counters in /proc, each replaced by a fixed copy (``neutral_proc``): a bot
-that reads them learns nothing of the other bots, and cannot signal to them through them."""
+                "softirqs", "schedstat", "cpuinfo", "pressure/cpu", "pressure/io",
+                "pressure/memory")
+"""Host-wide files of /proc that runtimes read, each replaced by a fixed copy
+(``neutral_proc``): a bot that reads them learns nothing of the other bots, and cannot
+signal to them through them."""
+SHOWN_PROC = frozenset({"self", "thread-self", "mounts", "net", "version", "filesystems"})
+"""The rest of /proc's top level a bot is shown: its own processes' entries (and the pid
+folders of its sandbox), and what never changes. Everything else is hidden
+(``hidden_proc``): an allowlist, as a list of what to hide missed host-wide counters a bot
+could move and another read (found by attack: /proc/sys/kernel/pty/nr carried six bits a
+turn between two bots, without an error)."""
+
+
+@functools.cache
+def hidden_proc() -> tuple[tuple[str, bool], ...]:
+    """(path, whether a folder) of each entry of /proc's top level a bot is not shown:
+    neither its own (``SHOWN_PROC``, the pid folders) nor a neutral copy's."""
+    neutral = {name.split("/")[0] for name in NEUTRAL_PROC}
+    hidden = []
+    with os.scandir("/proc") as entries:
+        for entry in entries:
+            if entry.name.isdigit() or entry.name in SHOWN_PROC or entry.is_symlink():
+                continue
+            folder = entry.is_dir(follow_symlinks=False)
+            if entry.name in neutral and not folder:
+                continue
+            hidden.append((entry.path, folder))
+    return tuple(sorted(hidden))
 
 
 @functools.cache
@@ -101,6 +126,11 @@ def neutral_proc(memory_bytes: int) -> tuple[tuple[str, bytes], ...]:
             content = "0.00 0.00\n"
         elif name == "vmstat":
             content = "".join(f"{line.split()[0]} 0\n" for line in host.splitlines() if line)
+        elif name == "cpuinfo":  # the clock of each core moves with the load
+            first = next((line for line in host.splitlines() if line.startswith("cpu MHz")),
+                         "")
+            content = "".join((first if line.startswith("cpu MHz") else line) + "\n"
+                              for line in host.splitlines())
         elif name.startswith("pressure/"):
             content = "".join(f"{line.split()[0]} avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
                               for line in host.splitlines() if line)
@@ -310,9 +340,16 @@ class BubblewrapLauncher(SandboxLauncher):
         # /tmp, say) are then bound on top of it instead of being hidden by it.
         args += ["--proc", "/proc", "--dev", "/dev",
                  "--perms", "1777", "--size", str(limits.tmpfs_mib * MIB), "--tmpfs", "/tmp"]
+        hidden = hidden_proc()
+        for entry, is_folder in hidden:  # an empty folder, an empty file
+            args += (["--size", "4096", "--tmpfs", entry] if is_folder
+                     else ["--ro-bind", "/dev/null", entry])
         for counter, content in neutral_proc(limits.memory_bytes):
             args += ["--ro-bind-data", _file(files, f"proc-{Path(counter).name}", content),
                      counter]
+        for entry, is_folder in hidden:
+            if is_folder:
+                args += ["--remount-ro", entry]
         for path in runtime_paths(self.manifest, argv, self.declared):
             args += ["--ro-bind", str(path), str(path)]
         args += ["--bind" if writable else "--ro-bind", str(folder), BOT_DIR]

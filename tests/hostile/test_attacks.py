@@ -191,6 +191,9 @@ def counters_neutral(arena: HostileArena) -> None:
     counters = arena.reports()["kernel counters"]["result"]
     if arena.backend == "bubblewrap":  # fixed copies: nothing moves, nothing of the host
         assert counters["changed"] == [], counters
+        # Nor anything else of /proc (found by attack: /proc/sys/kernel/pty/nr carried a
+        # hidden hand between two bots): what is shown is fixed, the rest hidden.
+        assert counters["moved"] == [] and counters["read"] > 10, counters
         assert counters["loadavg"] == "0.00 0.00 0.00 1/1 1\n"
         assert counters["uptime"] == "0.00 0.00\n"
         assert counters["memtotal"].split()[1] == str(LIMITS.memory_bytes // 1024)

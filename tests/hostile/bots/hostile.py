@@ -137,16 +137,50 @@ COUNTERS = ("/proc/meminfo", "/proc/stat", "/proc/loadavg", "/proc/uptime", "/pr
             "/proc/pressure/cpu")
 
 
-def read_kernel_counters() -> None:
-    """Host-wide counters another bot could move (a channel) or that show its work: read
-    twice, a while apart, with a busy loop in between that would move them."""
-    first = {path: Path(path).read_text() for path in COUNTERS if os.path.exists(path)}
+def proc_files() -> dict[str, str]:
+    """Every file of /proc this bot can read that is not its own processes' (its top level,
+    and the folders below it: /proc/sys, /proc/pressure...), as read now."""
+    seen: dict[str, str] = {}
+    for root, folders, files in os.walk("/proc"):
+        if root == "/proc":
+            folders[:] = [f for f in folders if not f.isdigit()
+                          and f not in ("self", "thread-self", "net")]
+        for name in files:
+            path = os.path.join(root, name)
+            if len(seen) < 5000 and name not in ("kmsg", "kcore", "uuid", "boot_id"):
+                with contextlib.suppress(OSError), open(path, "rb") as file:
+                    seen[path] = file.read(65536).decode(errors="replace")
+    return seen
+
+
+def move_counters() -> None:
+    """What another bot might do to signal: hold terminals, files, locks; use the CPU."""
+    held = []
+    for _ in range(20):
+        with contextlib.suppress(OSError):
+            held.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+    for index in range(50):
+        with contextlib.suppress(OSError):
+            held.append(os.open(f"/tmp/counter-{index}", os.O_CREAT | os.O_RDWR))
     deadline = time.monotonic() + 0.3
     while time.monotonic() < deadline:
         pass
+    for fd in held:
+        os.close(fd)
+
+
+def read_kernel_counters() -> None:
+    """Host-wide counters another bot could move (a channel) or that show its work: every
+    readable file of /proc, read twice, with what would move them in between."""
+    first = {path: Path(path).read_text() for path in COUNTERS if os.path.exists(path)}
+    everything = proc_files()
+    move_counters()
     second = {path: Path(path).read_text() for path in first}
+    again = proc_files()
     report(what="kernel counters", ok=True, result={
         "changed": sorted(p for p in first if first[p] != second[p]),
+        "moved": sorted(p for p in everything if everything[p] != again.get(p)),
+        "read": len(everything),
         "loadavg": first.get("/proc/loadavg", ""), "uptime": first.get("/proc/uptime", ""),
         "memtotal": next((line for line in first.get("/proc/meminfo", "").splitlines()
                           if line.startswith("MemTotal")), "")})
