@@ -17,6 +17,7 @@ import errno
 import functools
 import json
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -203,6 +204,55 @@ class StoredResult(NamedTuple):
     strikes: int
     disqualified: bool
     faults: tuple[dict[str, object], ...]
+
+
+MATCH_ID = re.compile(r"[mt][0-9]{1,12}(?:-[0-9]{1,12})?")
+"""The ids the schedule (``m00001``) and the tie-break stage (``t001-0001``) give: they name
+files (a log, a page), so a store holding another is damaged, not obeyed."""
+_INTEGERS = frozenset({int})
+_OPTIONAL_INTEGERS = frozenset({int, type(None)})
+_OPTIONAL_NUMBERS = frozenset({int, float, type(None)})
+
+
+def _check_results(results: list[StoredResult],
+                   matches: dict[str, tuple[list[int], str]]) -> None:
+    """Every result as this version records it (raises ValueError, read as a damaged
+    store): whole numbers, for a played match, by the entrant at that seat, a place among
+    the table's; and every played match with a result for each of its seats."""
+    columns: list[tuple[Any, ...]] = (list(zip(*results, strict=True))
+                                      or [()] * len(StoredResult._fields))
+    for column in columns[1:7]:  # entrant, seat, place, score, rounds won, strikes
+        if not set(map(type, column)) <= _INTEGERS:
+            found = next(r for r in results if not {type(v) for v in r[1:7]} <= _INTEGERS)
+            raise ValueError(f"match {found.match_id}'s result for seat {found.seat!r} "
+                             "holds a value that is not a whole number")
+    counted: dict[str, int] = {}
+    for match_id, entrant, seat, place in zip(*columns[:4], strict=True):
+        match = matches.get(match_id)
+        if match is None or match[1] != "done":
+            raise ValueError(f"a result for match {match_id!r}, which "
+                             f"{'is not scheduled' if match is None else 'is ' + match[1]}")
+        seats = match[0]
+        if not (0 <= seat < len(seats) and seats[seat] == entrant and 1 <= place <= len(seats)):
+            raise ValueError(f"match {match_id}'s result for seat {seat} (entrant {entrant}, "
+                             f"place {place}) does not fit its table {seats}")
+        counted[match_id] = counted.get(match_id, 0) + 1
+    for match_id, (seats, status) in matches.items():
+        if not MATCH_ID.fullmatch(match_id):
+            raise ValueError(f"a match id is {match_id[:40]!r}, not one the schedule gives")
+        if status == "done" and counted.get(match_id, 0) != len(seats):
+            raise ValueError(f"match {match_id} is played but has {counted.get(match_id, 0)} "
+                             f"result(s) for its {len(seats)} seats")
+
+
+def _check_match(row: tuple[Any, ...], seats: list[int]) -> None:
+    """A match as this version records it (raises ValueError): an id of the schedule's
+    form, distinct entrants, and numbers where numbers are kept."""
+    match_id = row[0]
+    if type(match_id) is not str or not MATCH_ID.fullmatch(match_id):
+        raise ValueError(f"a match id is {str(match_id)[:40]!r}, not one the schedule gives")
+    if len(set(seats)) != len(seats):
+        raise ValueError(f"match {match_id} seats an entrant twice: {seats}")
 
 
 class SeasonMatch(NamedTuple):
@@ -454,6 +504,10 @@ class SeasonStore:
                 raise KeyError(f"match {record.match_id} is not in the schedule")
             if row[0] == "done":
                 return False
+            if db.execute("SELECT 1 FROM results WHERE match_id = ?",
+                          (record.match_id,)).fetchone() is not None:
+                raise damaged(self.path, f"match {record.match_id} is {row[0]} but has "
+                              "results already")
             try:
                 entrants = _json_list(row[1], int)
             except ValueError as error:
@@ -489,8 +543,9 @@ class SeasonStore:
 
     @_reading
     def results(self) -> list[StoredResult]:
-        """Every seat's result, in schedule order (match id), then seat."""
-        return [
+        """Every seat's result, in schedule order (match id), then seat; checked against
+        the matches (a store edited by hand is damaged, not half believed)."""
+        results = [
             StoredResult(match_id, entrant, seat, place, score, rounds_won, strikes,
                          bool(disqualified),
                          () if faults == "[]" else tuple(_json_list(faults, dict)))
@@ -499,6 +554,13 @@ class SeasonStore:
                 "SELECT match_id, entrant_id, seat, place, score, rounds_won, strikes, "
                 "disqualified, faults FROM results ORDER BY match_id, seat")
         ]
+        rows = self.db.execute("SELECT match_id, seats, status FROM matches").fetchall()
+        seats = json_value(f"[{','.join([str(row[1]) for row in rows])}]")
+        if not (set(map(type, seats)) <= {list} and {type(e) for s in seats for e in s} <= {int}):
+            raise ValueError("a match's seats are not a list of entrant ids")
+        _check_results(results, {str(row[0]): (table, str(row[2]))
+                                 for row, table in zip(rows, seats, strict=True)})
+        return results
 
     @_reading
     def entrants(self) -> list[dict[str, Any]]:
@@ -533,8 +595,24 @@ class SeasonStore:
         # Each a list of entrant ids (a damaged one raises: see _reading); 11 ms at 80,000.
         if not (set(map(type, seats)) <= {list} and {type(e) for s in seats for e in s} <= {int}):
             raise ValueError("a match's seats are not a list of entrant ids")
-        return [SeasonMatch._make((*row[:5], entrants, *row[6:]))
+        numbers = [SeasonMatch._fields.index(f) for f in ("seconds", "finished_at")]
+        whole = [SeasonMatch._fields.index(f) for f in ("decisions", "rounds", "attempts",
+                                                         "grp", "deal")]
+        for row, entrants in zip(rows, seats, strict=True):
+            _check_match(row, entrants)
+            if not ({type(row[i]) for i in numbers} <= _OPTIONAL_NUMBERS
+                    and {type(row[i]) for i in whole} <= _OPTIONAL_INTEGERS):
+                raise ValueError(f"match {row[0]} holds a number that is not one")
+        log = SeasonMatch._fields.index("log_path")
+        return [SeasonMatch._make((*row[:5], entrants, *row[6:log],
+                                   self.log_of(row[0]) if row[log] else None, *row[log + 1:]))
                 for row, entrants in zip(rows, seats, strict=True)]
+
+    def log_of(self, match_id: str) -> str:
+        """Where a match's log is: beside the store, named by the match. The path the store
+        holds was the log's when it was recorded: a season copied or restored elsewhere
+        would read the first one's logs (found by review)."""
+        return str(self.path.parent / "logs" / f"{match_id}.jsonl.gz")
 
     def matches(self, status: str | None = None, prefix: str | None = None
                 ) -> list[dict[str, Any]]:
@@ -558,9 +636,14 @@ class SeasonStore:
         """Every done match's (match id, log path, log SHA-256), in id order: what a
         report looks at in the logs, without the rest of the rows."""
         sha = "log_sha256" if "log_sha256" in self.columns else "NULL"
-        return [(str(match_id), path, digest) for match_id, path, digest in self.db.execute(
-            f"SELECT match_id, log_path, {sha} FROM matches WHERE status = 'done' "
-            "ORDER BY match_id")]
+        played = [(str(match_id), path and self.log_of(match_id), digest)
+                  for match_id, path, digest in self.db.execute(
+                      f"SELECT match_id, log_path, {sha} FROM matches WHERE status = 'done' "
+                      "ORDER BY match_id")]
+        for match_id, _, _ in played:
+            if not MATCH_ID.fullmatch(match_id):
+                raise ValueError(f"a match id is {match_id[:40]!r}, not one the schedule gives")
+        return played
 
     @_reading
     def chances(self) -> dict[str, str]:

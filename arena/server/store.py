@@ -506,6 +506,13 @@ class LeagueStore:
             row = db.execute("SELECT id, author_id FROM bots WHERE name = ?",
                              (bot_name,)).fetchone()
             if row is None:
+                # Names are ASCII here (uploads.BOT_NAME): alike means equal but for case.
+                alike = db.execute("SELECT name FROM bots WHERE lower(name) = lower(?)",
+                                   (bot_name,)).fetchone()
+                if alike is not None:
+                    raise Conflict(f"the bot name {bot_name!r} reads like the bot {alike[0]!r} "
+                                   "of the league (names differing in case only are one); "
+                                   "choose another name in bot.toml, or use that one")
                 owned = db.execute("SELECT COUNT(*) FROM bots WHERE author_id = ?",
                                    (author_id,)).fetchone()[0]
                 if owned >= max_bots:

@@ -137,7 +137,7 @@ DAMAGED_VALUES = {  # the table, column and value put there, and what the report
     "a match's seats not JSON": ("matches", "seats", "'garbage'", "JSONDecodeError"),
     "a match's seats not entrant ids": ("matches", "seats", "'[[1]]'",
                                         "not a list of entrant ids"),
-    "a match naming no entrant": ("matches", "seats", "'[99]'", "entrant(s) 99"),
+    "a match naming no entrant": ("matches", "seats", "'[99]'", "[99]"),
     "a result's faults not JSON": ("results", "faults", "'[{'", "JSONDecodeError"),
     "a result's faults not records": ("results", "faults", "'[1]'", "not a list of dict"),
     "an entrant's manifest not an object": ("entrants", "manifest", "'[]'",
@@ -145,6 +145,22 @@ DAMAGED_VALUES = {  # the table, column and value put there, and what the report
     "the settings not JSON": ("meta", "value", "'{'", "JSONDecodeError"),
     "the settings nested past the parser": ("meta", "value", f"'{'[' * 5000}{']' * 5000}'",
                                             "nested deeper"),
+    # Found by review: each was believed (standings with two winners, a result counted for
+    # a match "to play") or ended in a traceback.
+    "a result's place 0": ("results", "place", "0", "does not fit its table"),
+    "a result's place past the table": ("results", "place", "7", "does not fit its table"),
+    "a result's place a huge number": ("results", "place", "100000000000",
+                                       "does not fit its table"),
+    "a result's score not a number": ("results", "score", "'abc'", "not a whole number"),
+    "a result's score a fraction": ("results", "score", "1.5", "not a whole number"),
+    "a result for another entrant than its seat's": ("results", "entrant_id", "3",
+                                                     "does not fit its table"),
+    "a match seating one entrant twice": ("matches", "seats", "'[1, 1]'",
+                                          "does not fit its table"),
+    "a played match set back to scheduled": ("matches", "status", "'scheduled'",
+                                             "which is scheduled"),
+    "a match's seconds not a number": ("matches", "seconds", "'NaN'",
+                                       "holds a number that is not one"),
 }
 
 
@@ -170,6 +186,28 @@ def test_a_value_damaged_inside_a_whole_store_is_named(case: str, played: Path,
         no_traceback(result)
         if result.returncode:
             clean_error(result, store)
+
+
+def test_a_result_missing_or_a_match_id_naming_a_path_is_damage(played: Path,
+                                                                 tmp_path: Path) -> None:
+    """A played match short of a seat's result, and a match id that would name a file
+    outside the report (``../../evil``): damage named in one line, nothing written."""
+    import sqlite3
+
+    for edit in ("DELETE FROM results WHERE rowid = (SELECT MIN(rowid) FROM results)",
+                 "UPDATE results SET match_id = '../../evil' WHERE match_id = (SELECT "
+                 "MIN(match_id) FROM matches); UPDATE matches SET match_id = '../../evil' "
+                 "WHERE match_id = (SELECT MIN(match_id) FROM matches)"):
+        where = tmp_path / str(len(edit))
+        path = copy_played(played, where)
+        store = where / "small-runs" / "season.sqlite"
+        with sqlite3.connect(store) as db:
+            db.executescript(edit)
+        before = set(tmp_path.rglob("*"))
+        for command in (("report",), ("season", "standings"), ("season", "export"),
+                        ("season", "run")):
+            clean_error(arena(*command, path), store, "the season store is damaged")
+        assert not [p for p in set(tmp_path.rglob("*")) - before if "evil" in p.name]
 
 
 @pytest.mark.parametrize("value", ["not json", '{"a": 1}', "[1, 2]"])

@@ -128,3 +128,24 @@ def test_bot_pages_chart_think_time_across_incremental_renders(six: Path,
         # Every bot of the six-match season played 4 matches, each timed (real bots).
         assert len(points) == 4, (name, points)
         assert all(0 < float(ms) < 1000 for ms in points), points
+
+
+def test_a_copied_season_reads_its_own_logs(six: Path, tmp_path: Path) -> None:
+    """Found by review: the store kept each log's path as recorded, so a season copied
+    elsewhere (a backup restored, a folder moved) read the first one's logs, and missed a
+    damaged log of its own; with the first one gone, its own logs were "missing". A log is
+    now the one beside the store, named by its match."""
+    import shutil
+
+    shutil.copytree(six.parent, tmp_path, dirs_exist_ok=True)  # the store's paths untouched
+    path = tmp_path / six.name
+    path.write_text(six.read_text().replace(str(six.parent), str(tmp_path)))
+    logs = tmp_path / "small-runs" / "logs"
+    (logs / "m00003.jsonl.gz").write_bytes(b"not the log")  # the copy's own, damaged
+    report = arena("report", path)
+    no_traceback(report)
+    assert report.returncode == 1, report.stdout + report.stderr
+    said = report.stderr.strip()
+    assert "m00003 log altered" in said and "m00001" not in said, said
+    assert (six.parent / "small-runs" / "logs" / "m00003.jsonl.gz").read_bytes() != (
+        b"not the log")  # the first season's log is whole: it was not read

@@ -111,6 +111,10 @@ def test_versions_retire_names_belong_to_authors(store: LeagueStore) -> None:
     assert store.version(three).number == 3  # type: ignore[union-attr]
     with pytest.raises(Conflict, match="another author"):
         store.add_version(bob, "a", "1", "h", "s", "/f", 5)
+    # A name differing in case only would read as the other bot in every list.
+    for author in (bob, alice):
+        with pytest.raises(Conflict, match="'A' reads like the bot 'a'"):
+            store.add_version(author, "A", "1", "h", "s", "/f", 5)
     for name in "bcd":
         store.add_version(bob, name, "1", "h", "s", "/f", 3)
     with pytest.raises(Conflict, match="max_bots_per_author"):
