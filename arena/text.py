@@ -95,14 +95,17 @@ LABEL_LENGTH = 80
 
 
 def file_label(label: str) -> str:
-    """``label`` (which may hold a bot's name) made fit to name a file or a cgroup: ASCII
-    letters, digits and ``_.-`` kept, anything else (a slash, a space, a letter of another
-    script) as ``_``, capped; a label changed so ends with a digest of itself, so two
-    labels stay two files."""
-    safe = "".join(char if char.isascii() and (char.isalnum() or char in "_.-") else "_"
-                   for char in label)
-    if safe == label and len(label) <= LABEL_LENGTH and not label.startswith((".", "-")):
+    """``label`` (which may hold a bot's name) made fit to name a file or a cgroup, one
+    file per label: a label of ASCII letters, digits, ``.`` and ``-`` (not first), at most
+    ``LABEL_LENGTH`` long, as it is; any other with everything else (a slash, a space, an
+    underscore, a letter of another script) as ``_``, capped, then ``_`` and a digest of
+    the label. So a label kept as it is holds no ``_`` and one changed does: no name can be
+    chosen to land on another's file (found by review, when ``_`` was kept as it is)."""
+    if (label.isascii() and len(label) <= LABEL_LENGTH and label[:1] not in ("", ".", "-")
+            and all(char.isalnum() or char in ".-" for char in label)):
         return label
-    digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    safe = f"x{safe}" if safe.startswith((".", "-")) else safe
-    return f"{safe[:LABEL_LENGTH - 11]}-{digest}"
+    safe = "".join(char if char.isascii() and (char.isalnum() or char in ".-") else "_"
+                   for char in label)
+    digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    safe = f"x{safe}" if safe[:1] in ("", ".", "-") else safe
+    return f"{safe[:LABEL_LENGTH - 13]}_{digest}"

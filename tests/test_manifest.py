@@ -178,3 +178,5 @@ def test_a_label_names_one_file_in_its_folder(tmp_path: Path, label: str) -> Non
     (tmp_path / f"{safe}.stderr.log").write_text("x")  # a name the file system takes
     assert file_label(label + "x") != safe
     assert file_label("seat0-greedy") == "seat0-greedy"  # plain labels as they were
+    # A name chosen to read as another's label lands on a file of its own.
+    assert file_label(safe) != safe and file_label(safe) != file_label(label)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from arena.cli.common import port_number
 from arena.cli.season import reader_errors, reading, season_or_exit
-from arena.league.season import SeasonError
+from arena.league.season import SeasonError, overlap
 from arena.league.store import SeasonStore, StoreError, StoreMissing
 
 
@@ -19,6 +20,8 @@ def _report(args: argparse.Namespace) -> int:
     target = Path(args.season)
     if target.suffix == ".sqlite":
         store_path, out = target, Path(args.out or Path("reports") / target.parent.name)
+        if _among_the_seasons_files(out, store_path, ()):
+            return 2
         try:
             SeasonStore(store_path, read_only=True).close()
         except StoreMissing:
@@ -32,12 +35,14 @@ def _report(args: argparse.Namespace) -> int:
         season = season_or_exit(args.season)
         if season is None:
             return 2
+        store_path, out = season.store_path, Path(args.out) if args.out else season.report
+        if _among_the_seasons_files(out, store_path, season.entrants):
+            return 2
         try:
             with reading(season):  # the store belongs to this season file, undamaged
                 pass
         except (StoreError, SeasonError) as error:
             return reader_errors(season, error, "arena report")
-        store_path, out = season.store_path, Path(args.out) if args.out else season.report
     from concurrent.futures.process import BrokenProcessPool
 
     from arena.report.render import render_site  # after the checks: it loads the ratings' numpy
@@ -69,6 +74,21 @@ def _report(args: argparse.Namespace) -> int:
               "them from a backup", file=sys.stderr)
         return 1
     return 0
+
+
+def _among_the_seasons_files(out: Path, store_path: Path, entrants: Sequence[Any]) -> bool:
+    """Whether ``out`` overlaps the season's output folder or a bot's (said on stderr): the
+    site would be written among the season's own files and published with them (found by
+    review: ``--out`` skipped the check a season file's folders get)."""
+    taken = [("the season's output folder", store_path.parent.resolve()),
+             *((f"the bot folder of {bot.name}", bot.folder.resolve()) for bot in entrants)]
+    for what, where in taken:
+        if overlap(out.resolve(), where):
+            print(f"arena report: {out} and {what} ({where}) overlap: the site would be "
+                  "written among the season's own files (its store, with the season's key) "
+                  "and published with them; choose another folder (--out)", file=sys.stderr)
+            return True
+    return False
 
 
 def _serve(args: argparse.Namespace) -> int:

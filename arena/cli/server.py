@@ -14,12 +14,12 @@ in the current folder.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from typing import Any
 
 from arena.cli.common import port_number
 from arena.league.store import StoreError
+from arena.processes import raise_descriptor_limit
 
 ACTIONS = ("add-author", "advance", "withdraw", "disqualify", "readmit")
 
@@ -118,7 +118,7 @@ def _serve(league: Any, args: argparse.Namespace) -> int:
         return _fail(f"cannot listen on {host}:{port} ({error.strerror}); choose another "
                      "--port (or [league] port)")
     port = listener.getsockname()[1]
-    _raise_descriptor_limit()
+    raise_descriptor_limit()  # uvicorn does not time out a request whose headers never end
     app = create_app(league)
     print(f"league {league.name}: serving on http://{host}:{port}/ (data in {league.data})",
           flush=True)
@@ -127,19 +127,6 @@ def _serve(league: Any, args: argparse.Namespace) -> int:
     server = uvicorn.Server(config)
     server.run(sockets=[listener])
     return 0 if server.started else 1
-
-
-def _raise_descriptor_limit() -> None:
-    """Every connection holds a file descriptor until it ends (uvicorn does not time out a
-    request whose headers never finish): the soft limit, often 1,024, raised to the hard
-    one, so that a flood of idle connections takes far more before the matches run short
-    (a public server belongs behind a proxy that times out slow clients, README)."""
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft != hard:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def register(commands: Any) -> None:

@@ -249,14 +249,16 @@ def _entrants(path: Path, reader: _Reader) -> tuple[BotManifest, ...]:
     return tuple(manifests)
 
 
+def overlap(first: Path, second: Path) -> bool:
+    """Whether two folders (resolved) are one, or one lies inside the other."""
+    return first == second or first.is_relative_to(second) or second.is_relative_to(first)
+
+
 def _check_folders(path: Path, folder: Path, report: Path,
                    entrants: tuple[BotManifest, ...]) -> None:
     """The output folder (the store with the season's key, logs of matches in play, the
     bots' output), the report folder (published) and the bots' folders (shown to their
     sandboxes) must be apart: none inside another."""
-    def overlap(first: Path, second: Path) -> bool:
-        return first == second or first.is_relative_to(second) or second.is_relative_to(first)
-
     if overlap(folder, report):
         raise SeasonError(
             f"{path}: [output] folder ({folder}) and report ({report}) overlap: the site "

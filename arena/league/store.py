@@ -215,10 +215,11 @@ _OPTIONAL_NUMBERS = frozenset({int, float, type(None)})
 
 
 def _check_results(results: list[StoredResult],
-                   matches: dict[str, tuple[list[int], str]]) -> None:
+                   matches: dict[str, tuple[list[int], str]], held: set[int]) -> None:
     """Every result as this version records it (raises ValueError, read as a damaged
     store): whole numbers, for a played match, by the entrant at that seat, a place among
-    the table's; and every played match with a result for each of its seats."""
+    the table's; every played match with a result for each of its seats; every seat an
+    entrant the store holds (``held``)."""
     columns: list[tuple[Any, ...]] = (list(zip(*results, strict=True))
                                       or [()] * len(StoredResult._fields))
     for column in columns[1:7]:  # entrant, seat, place, score, rounds won, strikes
@@ -240,6 +241,10 @@ def _check_results(results: list[StoredResult],
     for match_id, (seats, status) in matches.items():
         if not MATCH_ID.fullmatch(match_id):
             raise ValueError(f"a match id is {match_id[:40]!r}, not one the schedule gives")
+        if not held.issuperset(seats):
+            raise ValueError(f"match {match_id} seats entrant(s) "
+                             f"{', '.join(map(str, sorted(set(seats) - held)))}, which it does "
+                             "not hold")
         if status == "done" and counted.get(match_id, 0) != len(seats):
             raise ValueError(f"match {match_id} is played but has {counted.get(match_id, 0)} "
                              f"result(s) for its {len(seats)} seats")
@@ -558,8 +563,9 @@ class SeasonStore:
         seats = json_value(f"[{','.join([str(row[1]) for row in rows])}]")
         if not (set(map(type, seats)) <= {list} and {type(e) for s in seats for e in s} <= {int}):
             raise ValueError("a match's seats are not a list of entrant ids")
+        held = {row[0] for row in self.db.execute("SELECT id FROM entrants")}
         _check_results(results, {str(row[0]): (table, str(row[2]))
-                                 for row, table in zip(rows, seats, strict=True)})
+                                 for row, table in zip(rows, seats, strict=True)}, held)
         return results
 
     @_reading

@@ -24,7 +24,7 @@ import grpc
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
 from arena.bots.policies import GreedyPolicy, Policy
-from arena.processes import owner_tag
+from arena.processes import owner_tag, raise_descriptor_limit
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
 from arena.protocol.convert import (
     ProtocolError,
@@ -252,10 +252,14 @@ class _Connection:
 
 
 class _Servicer(pb_grpc.RefereeServiceServicer):
-    def __init__(self, referee: _Referee, seat: int | None) -> None:
+    def __init__(self, referee: _Referee, seat: int | None, folder: Path | None = None
+                 ) -> None:
         self.referee = referee
         self.seat = seat
         """The seat this server listens for; None when every seat shares one address."""
+        self.folder = folder
+        """The seat's socket folder, removed once its bot has said hello: no one may
+        connect after that (the connections made stay)."""
         self.waiting: collections.deque[asyncio.Task[Any]] = collections.deque()
         """Streams waiting for their hello (a stream that never speaks crowds out only the
         streams of its own address)."""
@@ -303,6 +307,8 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
             return
         connection = _Connection(context, first.hello)
         referee.attach(seat, connection)
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
         inbox = connection.inbox
         flooded = False
         try:
@@ -471,6 +477,7 @@ async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _L
     so it can neither crowd out another bot's connection before its hello (a stream that
     never speaks evicts the oldest waiting one of its server) nor claim its seat. With
     ``address`` (``arena play --listen``, bots started by hand) every seat shares it."""
+    raise_descriptor_limit()  # a bot's connections must not use up the others' descriptors
     # Named after its owner (pid and start time): a start-up sweep removes it if we die.
     folder = Path(tempfile.mkdtemp(prefix=f"arena-match-{owner_tag()}-"))
     listening = _Listening(folder, {}, {}, [])
@@ -485,7 +492,8 @@ async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _L
             seat_folder = folder / f"seat{seat}-{secrets.token_hex(8)}"
             seat_folder.mkdir(mode=0o755)
             socket = seat_folder / "referee.sock"
-            listening.servers.append(await _server(referee, seat, f"unix:{socket}"))
+            listening.servers.append(await _server(referee, seat, f"unix:{socket}",
+                                                   seat_folder))
             os.chmod(socket, 0o777)  # bots may run under other uids
             listening.addresses[seat] = f"unix:{socket}"
             listening.folders[seat] = seat_folder
@@ -497,8 +505,10 @@ async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _L
     return listening
 
 
-async def _server(referee: _Referee, seat: int | None, address: str) -> grpc.aio.Server:
-    """A server for ``seat``'s bot (every seat's when None), started on ``address``."""
+async def _server(referee: _Referee, seat: int | None, address: str,
+                  folder: Path | None = None) -> grpc.aio.Server:
+    """A server for ``seat``'s bot (every seat's when None), started on ``address`` (in
+    ``folder``, the seat's own)."""
     server = grpc.aio.server(options=[
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_metadata_size", MAX_METADATA_BYTES),
@@ -512,7 +522,7 @@ async def _server(referee: _Referee, seat: int | None, address: str) -> grpc.aio
     # decision request is serialized once, by the match loop, and the same bytes are sent
     # and logged (the seat's view "exactly as on the wire").
     handlers = {"Play": grpc.stream_stream_rpc_method_handler(
-        _Servicer(referee, seat).Play, request_deserializer=_deserialize,
+        _Servicer(referee, seat, folder).Play, request_deserializer=_deserialize,
         response_serializer=_serialize)}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
         "uno_arena.v1.RefereeService", handlers),))

@@ -265,7 +265,7 @@ class BubblewrapLauncher(SandboxLauncher):
             "namespaces": ["user", "pid", "net", "ipc", "uts", "cgroup", "mount"],
             "uid": "one per bot" if self.distinct_uid else "the referee's",
             "filesystem": "read-only /usr, runtimes and bot folder; private tmpfs /tmp",
-            "proc": "own processes; host-wide counters replaced by fixed copies",
+            "proc": "own processes; what runtimes read as fixed copies; the rest hidden",
             "seccomp": seccomp.describe() if self.filter is not None else None,
         }
 

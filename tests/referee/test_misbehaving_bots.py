@@ -162,3 +162,53 @@ def test_a_seat_socket_takes_only_its_own_seat_token(tmp_path: Path) -> None:
 
     refusal, kept = asyncio.run(scenario())
     assert "unknown or used token" in refusal and kept
+
+
+def test_a_bot_holding_connections_does_not_starve_the_other_bots(
+        tracker: Tracker, tmp_path: Path) -> None:
+    """Found by attack: a bot holding connections to its own socket used up the referee's
+    descriptors (a soft limit of 1,024 is common), and its slower opponent's connection was
+    refused: disqualified for no hello. The referee raises its limit to the hard one."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < 8192:
+        raise AssertionError(f"this test needs a hard limit of open files of 8,192 or more, "
+                             f"not {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+    try:
+        outcome = play([tracker.seat(misbehaving("hog"), "hog"),
+                        tracker.seat(misbehaving("slow-hello"), "slow")],
+                       seed=5, options=SHORT, limits=PATIENT)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    hog, slow = outcome.seats
+    assert slow.connected and slow.faults == [] and not slow.disqualified
+    assert hog.connected and outcome.decisions > 10
+    tracker.assert_none_left()
+
+
+def test_a_seats_socket_is_gone_once_its_bot_said_hello(tmp_path: Path) -> None:
+    """No one connects to a seat after its bot: its socket folder is removed at the hello
+    (the connection made stays), the other seat's stays until its own."""
+
+    async def scenario() -> tuple[bool, bool]:
+        referee = _Referee(MatchSpec("t", 1, 2))
+        referee.tokens = {"a" * 32: 0, "b" * 32: 1}
+        listening = await _serve(referee, None, [0, 1])
+        try:
+            async with grpc.aio.insecure_channel(listening.addresses[0]) as channel:
+                call = pb_grpc.RefereeServiceStub(channel).Play()
+                await call.write(pb.PlayRequest(hello=pb.Hello(token="a" * 32)))
+                for _ in range(200):
+                    if 0 in referee.connections:
+                        break
+                    await asyncio.sleep(0.01)
+                gone = not listening.folders[0].exists()
+                kept = listening.folders[1].exists()
+            return gone, kept
+        finally:
+            await _close(referee, listening, [], False)
+
+    gone, kept = asyncio.run(scenario())
+    assert gone and kept

@@ -188,13 +188,18 @@ def test_a_value_damaged_inside_a_whole_store_is_named(case: str, played: Path,
             clean_error(result, store)
 
 
-def test_a_result_missing_or_a_match_id_naming_a_path_is_damage(played: Path,
-                                                                 tmp_path: Path) -> None:
-    """A played match short of a seat's result, and a match id that would name a file
-    outside the report (``../../evil``): damage named in one line, nothing written."""
+def test_a_result_missing_an_entrant_unheld_or_a_match_id_naming_a_path_is_damage(
+        played: Path, tmp_path: Path) -> None:
+    """A played match short of a seat's result, a table (and its result) naming an entrant
+    the store does not hold (export ended in a KeyError, standings showed a bot "?"), and a
+    match id that would name a file outside the report (``../../evil``): damage named in one
+    line by every command, nothing written."""
     import sqlite3
 
     for edit in ("DELETE FROM results WHERE rowid = (SELECT MIN(rowid) FROM results)",
+                 "UPDATE results SET entrant_id = 7 WHERE match_id = 'm00001' AND seat = 0; "
+                 "UPDATE matches SET seats = (SELECT json_set(seats, '$[0]', 7) FROM matches "
+                 "WHERE match_id = 'm00001') WHERE match_id = 'm00001'",
                  "UPDATE results SET match_id = '../../evil' WHERE match_id = (SELECT "
                  "MIN(match_id) FROM matches); UPDATE matches SET match_id = '../../evil' "
                  "WHERE match_id = (SELECT MIN(match_id) FROM matches)"):
@@ -248,3 +253,26 @@ def test_a_seat_holding_a_json_boolean_names_no_entrant(played: Path, tmp_path: 
             store.seats_of(match_id)
     finally:
         store.close()
+
+
+def test_a_report_into_the_seasons_own_folders_is_refused(played: Path, tmp_path: Path) -> None:
+    """Found by review: ``--out`` skipped the check a season file's folders get, and wrote
+    the site beside the store (the season's key in it): refused in one line, nothing
+    written, whether the season is named by its file or its store."""
+    path = copy_played(played, tmp_path)
+    runs = tmp_path / "small-runs"
+    from arena.league.season import load_season
+
+    bot = load_season(path).entrants[0].folder
+    for target, out, what in ((path, runs, "the season's output folder"),
+                              (path, runs / "site", "the season's output folder"),
+                              (path, tmp_path, "the season's output folder"),
+                              (runs / "season.sqlite", runs / "x", "the season's output folder")):
+        before = set(tmp_path.rglob("*"))
+        result = arena("report", target, "--out", out)
+        assert result.returncode == 2
+        clean_error(result, what, "overlap")
+        assert set(tmp_path.rglob("*")) == before
+    before = set(bot.rglob("*"))
+    clean_error(arena("report", path, "--out", bot / "site"), "the bot folder of", "overlap")
+    assert set(bot.rglob("*")) == before

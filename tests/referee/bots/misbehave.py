@@ -7,7 +7,8 @@ request of decision kind KIND (``bad-give_card``...) with an index out of range;
 (``unreadable-between``: after it); ``padded`` pads every answer with 15,000 bytes of a
 field the protocol does not know; ``slow-hello`` opens its stream and says hello two
 seconds later; ``crowd`` says hello, then opens 40 streams that never speak (to crowd out a
-bot still to say hello); ``legal`` never misbehaves.
+bot still to say hello); ``hog`` holds 1,500 connections to its socket, then plays;
+``legal`` never misbehaves.
 """
 
 from __future__ import annotations
@@ -59,6 +60,19 @@ def main() -> None:
         bot.close()
         return
     bot.hello(every_variant=VARIANTS)
+    if MODE == "hog":  # 1,500 connections to its own socket (each a descriptor of the
+        # referee's), held, then its stream
+        held = []
+        path = os.environ["ARENA_ADDRESS"].removeprefix("unix:")
+        for _ in range(1500):
+            raw = socket.socket(socket.AF_UNIX)
+            with contextlib.suppress(OSError):
+                raw.connect(path)
+                raw.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+                held.append(raw)
+        play(bot)
+        bot.close()
+        return
     if MODE == "crowd":  # then streams that never speak, to crowd out another bot's
         stream = bot.responses()
         time.sleep(0.5)
