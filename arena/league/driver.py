@@ -33,7 +33,7 @@ from arena.league.outcomes import season_outcomes
 from arena.league.preflight import ProbeJob, describe_broken
 from arena.league.schedule import ScheduledMatch
 from arena.league.season import Season, SeasonError
-from arena.league.store import SeasonStore, StoreError, store_trouble
+from arena.league.store import SeasonStore, StoreError, match_log, store_trouble
 from arena.league.tiebreak import next_batch, scheduled_tiebreak
 from arena.rating import Leaderboard, SeasonRatings, rate
 from arena.rules.options import unsupported_message
@@ -288,7 +288,7 @@ def season_jobs(season: Season, matches: Iterable[ScheduledMatch], secret: bytes
         yield MatchJob(match_id=m.match_id, seed=MatchSeed.keyed(secret, m.chance),
                        bots=tuple(ready[e] for e in m.seats), rules=season.rules,
                        limits=season.limits, sandbox=season.sandbox,
-                       log_path=season.logs / f"{m.match_id}.jsonl.gz",
+                       log_path=match_log(season.folder, m.match_id),
                        output_dir=season.logs / m.match_id)
 
 

@@ -206,6 +206,11 @@ class StoredResult(NamedTuple):
     faults: tuple[dict[str, object], ...]
 
 
+def match_log(folder: Path, match_id: str) -> Path:
+    """A match's log in a season's output folder (the store's folder)."""
+    return folder / "logs" / f"{match_id}.jsonl.gz"
+
+
 MATCH_ID = re.compile(r"[mt][0-9]{1,12}(?:-[0-9]{1,12})?")
 """The ids the schedule (``m00001``) and the tie-break stage (``t001-0001``) give: they name
 files (a log, a page), so a store holding another is damaged, not obeyed."""
@@ -615,10 +620,10 @@ class SeasonStore:
                 for row, entrants in zip(rows, seats, strict=True)]
 
     def log_of(self, match_id: str) -> str:
-        """Where a match's log is: beside the store, named by the match. The path the store
-        holds was the log's when it was recorded: a season copied or restored elsewhere
-        would read the first one's logs (found by review)."""
-        return str(self.path.parent / "logs" / f"{match_id}.jsonl.gz")
+        """Where a match's log is: beside the store, named by the match (``match_log``).
+        The path the store holds was the log's when it was recorded: a season copied or
+        restored elsewhere would read the first one's logs (found by review)."""
+        return str(match_log(self.path.parent, match_id))
 
     def matches(self, status: str | None = None, prefix: str | None = None
                 ) -> list[dict[str, Any]]:

@@ -443,23 +443,26 @@ def _order(strengths: NDArray[np.float64]) -> NDArray[np.intp]:
 def _rank_spans(strengths: NDArray[np.float64]
                 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Each entrant's best and worst rank (1-based): its place, or the places of the
-    entrants tied with it at ``DIGITS`` decimals (whom nothing in these results orders)."""
+    entrants tied with it at ``DIGITS`` decimals (whom nothing in these results orders).
+    Only neighbours within ``ROUNDING_REACH`` are rounded to be compared, as in ``_order``."""
     order = _order(strengths)
-    size = len(order)
-    best = np.empty(size, dtype=np.int64)
-    worst = np.empty(size, dtype=np.int64)
-    best[order] = np.arange(1, size + 1)
-    worst[order] = np.arange(1, size + 1)
+    places = np.arange(1, len(order) + 1)
+    best = np.empty(len(order), dtype=np.int64)
+    worst = np.empty(len(order), dtype=np.int64)
+    best[order] = places
+    worst[order] = places
     values = strengths[order]
-    start = 0
-    for k in range(1, size + 1):
-        if k < size and values[k - 1] - values[k] <= ROUNDING_REACH and (
-                round(float(values[k - 1]), DIGITS) == round(float(values[k]), DIGITS)):
-            continue
-        if k - start > 1:  # places start+1..k are tied
-            best[order[start:k]] = start + 1
-            worst[order[start:k]] = k
-        start = k
+    tied = [k for k in np.flatnonzero(values[:-1] - values[1:] <= ROUNDING_REACH).tolist()
+            if round(float(values[k]), DIGITS) == round(float(values[k + 1]), DIGITS)]
+    runs: list[list[int]] = []  # places k..k+1 tied, runs of them joined
+    for k in tied:
+        if runs and runs[-1][1] == k:
+            runs[-1][1] = k + 1
+        else:
+            runs.append([k, k + 1])
+    for first, last in runs:
+        best[order[first:last + 1]] = first + 1
+        worst[order[first:last + 1]] = last + 1
     return best, worst
 
 

@@ -52,7 +52,7 @@ from arena.cache import cache_folder
 from arena.sandbox.launcher import StartedProcess
 from arena.sandbox.manifest import BotManifest, ManifestError, ignored_patterns
 from arena.sandbox.trees import MOST_TREE_DEPTH, MOST_TREE_PATH_BYTES, path_problem, remove_tree
-from arena.text import file_label, visible
+from arena.text import visible
 
 TAIL_LINES = 20
 CACHE_VARIABLE = "ARENA_BUILD_CACHE"
@@ -219,7 +219,7 @@ def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProc
             workspace.chmod(0o755)
             started = time.monotonic()
             process = start(dataclasses.replace(manifest, folder=workspace),
-                            file_label(f"build-{manifest.name}-{key[:16]}"))
+                            f"build-{manifest.name}-{key[:16]}")  # made file-safe by the process
             try:
                 code: int | None = process.wait(timeout=build_seconds)
             except subprocess.TimeoutExpired:
