@@ -31,6 +31,7 @@ from arena.league.store import SeasonStore, StoreError, StoreMissing
 from arena.league.tiebreak import tiebreak_summary
 from arena.rules.seeds import key_commitment
 from arena.sandbox import SandboxError, require_containment
+from arena.sandbox.manifest import ManifestError
 
 if TYPE_CHECKING:  # imported by the commands that use them: a reader loads no executor,
     # no gRPC, no Dask and no ratings before it needs them (and `arena report` no Rich)
@@ -187,6 +188,8 @@ def _season_run(args: argparse.Namespace) -> int:
             return fail(str(error))
         except (EntrantsRefused, StoreError) as error:
             return fail(str(error))
+        except ManifestError as error:  # a bot folder changed since the season was read
+            return fail(str(error), 2)
         except SeasonError as error:
             return fail(str(error), 2)
         except RunStopped as error:

@@ -50,6 +50,12 @@ a 1.4 MB ``run`` raised "Message too long" out of ``arena check``; Linux itself 
 MOST_MANIFEST_BYTES = 1 << 20
 """A bot.toml's size, at most: a manifest is a dozen lines, and parsing 30 MB of TOML (an
 upload packs it into 30 KB) held a league server's interpreter for 7.7 s."""
+MOST_SOURCE_BYTES = 512 << 20
+"""A bot's sources (what its content hash covers, a build copies and an upload packs),
+at most, every file at its full size: past any real bot's (a fat jar is tens of MiB) and
+under what hashing and copying may cost a season's start."""
+MOST_SOURCE_ENTRIES = 100_000
+"""A bot's sources' files and folders, at most."""
 MOST_PATH_BYTES = 4096
 """A runtime folder's path, at most (Linux's PATH_MAX)."""
 _LANGUAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#._-]{0,39}")
@@ -86,37 +92,61 @@ class BotManifest:
         """A short hash of every file in the folder, so a changed bot is a new version (the
         season store's and the cluster's name for it)."""
         digest = hashlib.sha256()
-        for relative, kind, data in source_entries(self.folder):
+        for entry in source_entries(self.folder):
             # fsencode: a name that is not UTF-8 is hashed as its bytes (the same bytes
             # as encode() for every other name)
-            if kind == "file":
-                digest.update(os.fsencode(relative) + b"\0" + data + b"\0")
-            elif kind == "link":
-                digest.update(os.fsencode(relative) + b"\0->" + data + b"\0")
+            if entry.kind == "file":
+                digest.update(os.fsencode(entry.relative) + b"\0")
+                for chunk in file_chunks(self.folder, entry):
+                    digest.update(chunk)
+                digest.update(b"\0")
+            elif entry.kind == "link":
+                digest.update(os.fsencode(entry.relative) + b"\0->" + entry.target + b"\0")
         return digest.hexdigest()[:16]
 
     def content_digest(self) -> str:
         """The full SHA-256 of the bot's sources, unambiguously encoded (each entry's kind,
         path, mode and length): the key of its build output, which must not collide."""
         digest = hashlib.sha256()
-        for relative, kind, data in source_entries(self.folder, modes=True):
-            header = f"{kind}\0".encode() + os.fsencode(relative) + f"\0{len(data)}\0".encode()
-            digest.update(header + data)
+        for entry in source_entries(self.folder, modes=True):
+            size = len(entry.target) if entry.kind in ("dir", "link") else entry.size
+            digest.update(f"{entry.kind}\0".encode() + os.fsencode(entry.relative)
+                          + f"\0{size}\0".encode())
+            if entry.kind in ("dir", "link"):
+                digest.update(entry.target)
+            else:
+                for chunk in file_chunks(self.folder, entry):
+                    digest.update(chunk)
         return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """One entry of a bot's sources (``source_entries``); a file's content is read by
+    ``file_chunks`` or ``read_source``, a piece at a time, never all files at once."""
+
+    relative: str
+    kind: str
+    """"dir", "link", "file", or "exec" (an executable file, when modes are asked for)."""
+    target: bytes = b""
+    """A link's target."""
+    size: int = 0
+    """A file's size when listed: reading it finds the same or refuses."""
 
 
 def _is_ignored(parts: tuple[str, ...], patterns: list[str]) -> bool:
     return any(fnmatch.fnmatch(part, p) for part in parts for p in patterns)
 
 
-def source_entries(folder: Path, *, modes: bool = False
-                   ) -> Iterator[tuple[str, str, bytes]]:
-    """(relative path, "dir" | "file" | "link", content) of a bot folder's sources, sorted,
-    without following links (a link's content is its target), leaving out what
+def source_entries(folder: Path, *, modes: bool = False) -> list[SourceEntry]:
+    """A bot folder's sources, sorted by path, without following links, leaving out what
     ``ignored_patterns`` names. ``modes``: a file's kind says whether it is executable.
-    ManifestError for what a bot folder must not hold (see ``check_folder``)."""
+    ManifestError for what a bot folder must not hold (see ``check_folder``), and past
+    ``MOST_SOURCE_BYTES`` or ``MOST_SOURCE_ENTRIES``: a file's size is what it reads as,
+    so a sparse file of a terabyte, a few KiB on disk, is a terabyte to hash and copy."""
     patterns = ignored_patterns(folder)
-    found: list[tuple[str, str, bytes]] = []
+    found: list[SourceEntry] = []
+    total = 0
     for root, directories, files, root_fd in os.fwalk(folder, follow_symlinks=False):
         relative_root = Path(root).relative_to(folder)
         directories[:] = sorted(d for d in directories
@@ -127,25 +157,76 @@ def source_entries(folder: Path, *, modes: bool = False
                 continue
             relative = "/".join(parts)
             _check_path(folder, relative)  # before the walk goes deeper
+            if len(found) >= MOST_SOURCE_ENTRIES:
+                raise ManifestError(f"{folder}: more than {MOST_SOURCE_ENTRIES:,} files and "
+                                    "folders; list what is not the bot's in its .gitignore")
             status = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
             if stat.S_ISDIR(status.st_mode):
-                found.append((relative, "dir", b""))
+                found.append(SourceEntry(relative, "dir"))
             elif stat.S_ISLNK(status.st_mode):
-                found.append((relative, "link", os.readlink(name, dir_fd=root_fd).encode(
-                    "utf-8", "surrogateescape")))
+                found.append(SourceEntry(relative, "link", os.readlink(
+                    name, dir_fd=root_fd).encode("utf-8", "surrogateescape")))
             elif stat.S_ISREG(status.st_mode):
-                descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                                     dir_fd=root_fd)
-                with open(descriptor, "rb") as file:
-                    data = file.read()
+                total += status.st_size
+                if total > MOST_SOURCE_BYTES:
+                    raise ManifestError(
+                        f"{folder}: its files come to more than {MOST_SOURCE_BYTES >> 20:,} "
+                        f"MiB (at {relative}, counting every file's full size, sparse or "
+                        "not); list what is not the bot's in its .gitignore")
                 executable = modes and bool(status.st_mode & 0o111)
-                found.append((relative, "exec" if executable else "file", data))
+                found.append(SourceEntry(relative, "exec" if executable else "file",
+                                         size=status.st_size))
             else:
                 raise ManifestError(f"{folder}: {relative} is not a file, folder or link "
                                     "(a pipe, socket or device); a bot folder holds only "
                                     "files, folders and links within it")
-    found.sort()
-    return iter(found)
+    found.sort(key=lambda entry: entry.relative)
+    return found
+
+
+def file_chunks(folder: Path, entry: SourceEntry) -> Iterator[bytes]:
+    """A source file's content, a MiB at a time. Opened below ``folder`` one name at a
+    time, never through a link, and refused (ManifestError) unless it is still the regular
+    file of the listed size: the folder may change after it was listed."""
+    descriptor = _open_below(folder, entry.relative)
+    with open(descriptor, "rb") as file:
+        status = os.fstat(file.fileno())
+        if not stat.S_ISREG(status.st_mode) or status.st_size != entry.size:
+            raise ManifestError(f"{folder}: {entry.relative} changed while being read")
+        left = entry.size
+        while left > 0:
+            chunk = file.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            left -= len(chunk)
+            yield chunk
+        if left or file.read(1):
+            raise ManifestError(f"{folder}: {entry.relative} changed while being read")
+
+
+def read_source(folder: Path, entry: SourceEntry) -> bytes:
+    """A source file's whole content (see ``file_chunks``)."""
+    return b"".join(file_chunks(folder, entry))
+
+
+def _open_below(folder: Path, relative: str) -> int:
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    parts = relative.split("/")
+    opened: list[int] = []
+    try:
+        directory = os.open(folder, flags | os.O_DIRECTORY)
+        opened.append(directory)
+        for part in parts[:-1]:
+            directory = os.open(part, flags | os.O_DIRECTORY, dir_fd=directory)
+            opened.append(directory)
+        # O_NONBLOCK: a pipe put in the file's place must not block the open
+        return os.open(parts[-1], flags | os.O_NONBLOCK, dir_fd=directory)
+    except OSError as error:
+        raise ManifestError(f"{folder}: {relative} changed while being read "
+                            f"({error.strerror})") from None
+    finally:
+        for descriptor in opened:
+            os.close(descriptor)
 
 
 def _check_path(folder: Path, relative: str) -> None:
@@ -258,6 +339,7 @@ def load_manifest(folder: Path | str) -> BotManifest:
         raise ManifestError(f"{path}: missing; a bot folder needs a bot.toml manifest "
                             "(a file, not a link)")
     check_folder(folder)
+    source_entries(folder)  # within the sources' limits, before anything hashes or copies them
     with path.open("rb") as manifest:
         raw = manifest.read(MOST_MANIFEST_BYTES + 1)
     if len(raw) > MOST_MANIFEST_BYTES:

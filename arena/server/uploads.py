@@ -170,7 +170,7 @@ def _keep_only_sources(folder: Path) -> None:
     the next upload of the same sources would run). UploadRefused when bot.toml itself is
     left out."""
     try:
-        covered = {relative for relative, _, _ in source_entries(folder)}
+        covered = {entry.relative for entry in source_entries(folder)}
     except ManifestError as error:
         raise UploadRefused(422, str(error).replace(str(folder), "the archive")) from None
     if "bot.toml" not in covered:
@@ -283,13 +283,14 @@ def pack(folder: Path) -> bytes:
     ``arena.sandbox.manifest`` lists them (what .gitignore leaves out stays out), files
     and folders only, with normalised owners, times and modes (the same folder packs to
     the same bytes)."""
-    from arena.sandbox.manifest import check_folder, source_entries
+    from arena.sandbox.manifest import check_folder, read_source, source_entries
 
     check_folder(folder)
     buffer = io.BytesIO()
     with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as compressed, \
             tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for relative, kind, data in source_entries(folder, modes=True):
+        for entry in source_entries(folder, modes=True):
+            relative, kind = entry.relative, entry.kind
             info = tarfile.TarInfo(relative)
             info.mtime = 0
             if kind == "dir":
@@ -300,6 +301,7 @@ def pack(folder: Path) -> bytes:
                 raise ManifestError(f"{folder / relative}: a symbolic link; the league takes "
                                     "files and folders only (copy the file it points to)")
             else:
+                data = read_source(folder, entry)
                 info.size = len(data)
                 info.mode = 0o755 if kind == "exec" else 0o644
                 tar.addfile(info, io.BytesIO(data))

@@ -15,6 +15,7 @@ import json
 import os
 import stat
 import tempfile
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from arena.cli import main
 from arena.sandbox import ManifestError, SandboxLimits, load_manifest, prepare
 from arena.sandbox.bubblewrap import BubblewrapLauncher
 from arena.sandbox.build import BuildError
+from arena.sandbox.manifest import MOST_SOURCE_BYTES, file_chunks, source_entries
 
 BACKENDS = ["bubblewrap", "fallback"]
 
@@ -179,6 +181,87 @@ def test_links_inside_an_entrant_folder_are_fine(tmp_path: Path) -> None:
     (folder / "lib" / "real.txt").write_text("x")
     (folder / "alias.txt").symlink_to("lib/real.txt")
     assert load_manifest(folder).content_hash()
+
+
+def test_a_folder_whose_files_read_past_the_limit_is_one_clear_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A sparse file takes a few KiB on disk and reads as its full size: hashing it used to
+    hold it whole in memory (3 GB for 1 GiB), and a build copied it whole."""
+    folder = make_bot(tmp_path / "bot", "true")
+    with (folder / "padding.bin").open("wb") as padding:
+        padding.truncate(MOST_SOURCE_BYTES + 1)
+    with pytest.raises(ManifestError, match="more than 512 MiB"):
+        load_manifest(folder)
+    assert main(["check", str(folder)]) == 2
+    error = capsys.readouterr().err
+    assert "512 MiB" in error and "Traceback" not in error
+    (folder / ".gitignore").write_text("padding.bin\n")  # what is not the bot's
+    assert load_manifest(folder).content_hash()
+
+
+def test_a_bot_is_hashed_a_piece_at_a_time(tmp_path: Path) -> None:
+    folder = make_bot(tmp_path / "bot", "true")
+    with (folder / "padding.bin").open("wb") as padding:
+        padding.truncate(200 << 20)
+    manifest = load_manifest(folder)
+    tracemalloc.start()
+    try:
+        manifest.content_hash()
+        manifest.content_digest()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"hashing 200 MiB held {peak >> 20} MiB"
+
+
+def test_the_hashes_cover_each_entry_as_documented(tmp_path: Path) -> None:
+    """Streaming the files changed no hash: seasons and server stores keep them."""
+    folder = make_bot(tmp_path / "bot", "true")
+    (folder / "lib").mkdir()
+    (folder / "lib" / "data.bin").write_bytes(bytes(range(256)) * 9000)  # past a chunk
+    (folder / "run.sh").write_text("echo\n")
+    (folder / "run.sh").chmod(0o755)
+    (folder / "alias").symlink_to("run.sh")
+    manifest = load_manifest(folder)
+    files = {"bot.toml": (folder / "bot.toml").read_bytes(),
+             "lib/data.bin": (folder / "lib" / "data.bin").read_bytes(),
+             "run.sh": b"echo\n"}
+    short = hashlib.sha256()
+    full = hashlib.sha256()
+    for name in sorted([*files, "lib", "alias"]):
+        if name == "lib":
+            full.update(b"dir\0lib\x000\0")
+        elif name == "alias":
+            short.update(b"alias\0->run.sh\0")
+            full.update(b"link\0alias\x006\0run.sh")
+        else:
+            data = files[name]
+            short.update(name.encode() + b"\0" + data + b"\0")
+            kind = "exec" if name == "run.sh" else "file"
+            full.update(f"{kind}\0{name}\0{len(data)}\0".encode() + data)
+    assert manifest.content_hash() == short.hexdigest()[:16]
+    assert manifest.content_digest() == full.hexdigest()
+
+
+@pytest.mark.parametrize("swap", ["link", "pipe", "longer"])
+def test_a_file_changed_after_the_listing_is_refused_not_followed(
+        tmp_path: Path, swap: str) -> None:
+    folder = make_bot(tmp_path / "bot", "true")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "data.txt").write_text("listed\n")
+    entries = {entry.relative: entry for entry in source_entries(folder)}
+    target = folder / "sub" / "data.txt"
+    if swap == "link":  # the folder on the way swapped for a link out
+        (folder / "sub" / "data.txt").unlink()
+        (folder / "sub").rmdir()
+        (folder / "sub").symlink_to("/etc")
+    elif swap == "pipe":
+        target.unlink()
+        os.mkfifo(target)
+    else:
+        target.write_text("listed, then longer\n")
+    with pytest.raises(ManifestError, match="changed while being read"):
+        list(file_chunks(folder, entries["sub/data.txt"]))
 
 
 # -- bubblewrap mounts nothing a bot can shape ------------------------------------------------
