@@ -151,8 +151,9 @@ class Round:
             self.events.append(ev.Skipped(left))
             self._begin_turn((left + 1) % n)
         elif rank == REVERSE_RANK:
-            self.direction = -1
-            self.events.append(ev.DirectionChanged(-1))
+            if n > 2:  # §7: with two players the dealer simply starts, nothing flips
+                self.direction = -1
+                self.events.append(ev.DirectionChanged(-1))
             self._begin_turn(self.dealer)
         else:
             self._begin_turn(left)

@@ -185,8 +185,9 @@ class VariantRound(Round):
             self.events.append(ev.Skipped(first))
             self._begin_turn((first + 1) % n)
         elif rank == REVERSE_RANK:
-            self.direction = -1
-            self.events.append(ev.DirectionChanged(-1))
+            if n > 2:  # §7: with two players the dealer simply starts, nothing flips
+                self.direction = -1
+                self.events.append(ev.DirectionChanged(-1))
             self._begin_turn((first - 1) % n)
         else:
             self._begin_turn(first)
@@ -365,11 +366,13 @@ class VariantRound(Round):
             self._is_out[seat] = True
             self.out.append(seat)
             self.events.append(ev.WentOut(seat, len(self.out)))
-            if self.winner < 0:  # §29: the first out scores from the hands as they are now
-                self.winner = seat
-                self.counted_hands = tuple(tuple(hand) for hand in self.hands)
             if self.in_play() > 1:
+                if self.winner < 0:  # §29: the first out scores from the hands as they are
+                    self.winner = seat
+                    self.counted_hands = tuple(tuple(hand) for hand in self.hands)
                 return False
+            if self.winner < 0:  # out first and last (two seats): §15 as in official play,
+                self.winner = seat  # the cards its last draw card deals count
         else:
             self.winner = seat
         self._last_card_penalty(seat, card)

@@ -20,7 +20,7 @@ from arena.rules.cards import (
     full_deck,
     parse_cards,
 )
-from arena.rules.options import OFFICIAL
+from arena.rules.options import OFFICIAL, RuleOptions
 from arena.rules.state import Match, Round, arrange_round
 
 # -- §4 the dealer draw -------------------------------------------------------------------
@@ -314,10 +314,10 @@ FIRST_CARDS = [
         actions=("draw",),
     ),
     FirstCardCase(
-        "§7 Reverse with two players: the dealer simply starts",
+        "§7 Reverse with two players: the dealer simply starts, the direction unchanged",
         2, 1, "RR B1",
-        ("turned RR", "direction ccw"),
-        "turn: 1 | colour: red | decision: play_or_draw",
+        ("turned RR",),
+        "turn: 1 | colour: red | direction: cw | decision: play_or_draw",
     ),
     FirstCardCase(
         "§7 Draw Two: the seat left of the dealer draws 2 and loses its turn",
@@ -431,3 +431,24 @@ def test_first_card_in_seeded_matches() -> None:
             assert (round_.current, round_.direction) == (left, 1)
     assert Kind.WILD_DRAW_FOUR not in kinds
     assert Kind.NUMBER in kinds and len(kinds) >= 3
+
+
+@pytest.mark.parametrize("options", [OFFICIAL, RuleOptions(colour_circle=True),
+                                     RuleOptions(two_player_reverse_is_skip=False)],
+                         ids=["official", "§27 colour_circle", "§11 option off"])
+def test_a_reverse_turned_between_two_players_leaves_the_direction(options: RuleOptions
+                                                                   ) -> None:
+    """§7 "with two players the dealer simply starts": play stays clockwise, as after a
+    Reverse played between two (review, stop 38: the turned one flipped it, and under §27
+    every wild of the round then moved the colour backward)."""
+    turned = 0
+    for seed in range(400):
+        match = Match(2, random.Random(seed), options)
+        round_ = match.round
+        if CARD_KIND[round_.discard[0]] is not Kind.REVERSE:
+            continue
+        turned += 1
+        assert (round_.current, round_.direction) == (match.dealer, 1)
+        assert not any(isinstance(e, ev.DirectionChanged) for e in match.events)
+        assert match.observation(round_.current).direction == 1
+    assert turned >= 5

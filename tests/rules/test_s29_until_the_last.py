@@ -92,6 +92,23 @@ ROUNDS = [
         options=LAST,
     ),
     Case(
+        # Review, stop 38: with two seats the first out ends the round (one seat still
+        # holds cards), so nothing of §29 applies and §15 counts the drawn cards, as in
+        # official play (the points were taken before the draw: 8, not 11).
+        "§29/§15 with two seats the first out ends the round: its last Draw Two's cards count",
+        f"0: R+2 | 1: R4 B4 | {DRAW} | discard: R9 | turn: 0",
+        ["play R+2"],
+        after="over: yes | winner: 0 | points: 11 | 1: R4 B4 B1 B2 | out: 0",
+        options=LAST,
+    ),
+    Case(
+        "§29/§15 with two seats a last Wild Draw Four's four cards count",
+        f"0: W+4 | 1: R4 B4 | {DRAW} | discard: R9 | turn: 0",
+        ["play W+4"],
+        after="over: yes | winner: 0 | points: 18 | 1: R4 B4 B1 B2 B3 B4",
+        options=LAST,
+    ),
+    Case(
         "§29/§13 a last Wild Draw Four cannot be challenged: its player is out",
         f"0: W+4 | 1: R4 B4 | 2: R5 G5 | {DRAW} | discard: R9 | turn: 0",
         ["play W+4"],
