@@ -180,3 +180,15 @@ def test_a_label_names_one_file_in_its_folder(tmp_path: Path, label: str) -> Non
     assert file_label("seat0-greedy") == "seat0-greedy"  # plain labels as they were
     # A name chosen to read as another's label lands on a file of its own.
     assert file_label(safe) != safe and file_label(safe) != file_label(label)
+
+
+@pytest.mark.parametrize(("field", "most"), [("version", 64), ("author", 200)])
+def test_a_version_or_author_longer_than_a_table_holds_is_refused(
+        tmp_path: Path, field: str, most: int) -> None:
+    """They name pages and fill table cells: 500 KB of each were accepted (review, stop
+    38), and a 300-character version stopped a season's site."""
+    base = BASE.replace('version = "1"\n', "") if field == "version" else BASE
+    at_most = f'{field} = "{"v" * most}"\n'
+    assert getattr(load_manifest(write(tmp_path, base + at_most)), field) == "v" * most
+    with pytest.raises(ManifestError, match=f"field '{field}' is {most + 1} characters long"):
+        load_manifest(write(tmp_path, base + f'{field} = "{"v" * (most + 1)}"\n'))

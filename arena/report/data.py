@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import itertools
 import math
 from collections import defaultdict
@@ -168,8 +169,18 @@ class SeasonData:
         return self.matches[self.index_of(match_id)]
 
 
+SLUG_BYTES = 120
+"""A bot page's name, at most (UTF-8 bytes; a file name holds 255): a name of 64 letters
+from beyond the first plane is 256 bytes, and a store may hold a long version."""
+
+
 def _slug(name: str, version: str, taken: set[str]) -> str:
     base = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in f"{name}-{version}")
+    if len(base.encode("utf-8", "surrogatepass")) > SLUG_BYTES:
+        digest = hashlib.sha256(f"{name}\0{version}".encode("utf-8", "surrogatepass")
+                                ).hexdigest()[:12]
+        kept = base.encode("utf-8", "surrogatepass")[:SLUG_BYTES - 13]
+        base = f"{kept.decode('utf-8', 'ignore')}-{digest}"
     slug, number = base, 2
     while slug in taken:
         slug, number = f"{base}-{number}", number + 1

@@ -392,7 +392,7 @@ def time_chart(model: MatchModel) -> tuple[Markup, list[str]]:
             parts.append(f'<rect x="{x:.2f}" y="{y(view["l"]):.2f}" width="{width:.2f}" '
                          f'height="{base - y(view["l"]):.2f}" class="{kind}">'
                          f'<title>decision {index + 1}: {view["l"]:.1f} ms'
-                         f'{" (" + view["src"] + ")" if bad else ""}</title></rect>')
+                         f'{" (" + escape(view["src"]) + ")" if bad else ""}</title></rect>')
         latencies = [v["l"] for v in views]
         bank = views[-1].get("b")
         summary.append(

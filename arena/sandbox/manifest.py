@@ -56,6 +56,8 @@ at most, every file at its full size: past any real bot's (a fat jar is tens of 
 under what hashing and copying may cost a season's start."""
 MOST_SOURCE_ENTRIES = 100_000
 """A bot's sources' files and folders, at most."""
+MOST_VERSION_CHARACTERS = 64
+MOST_AUTHOR_CHARACTERS = 200
 MOST_PATH_BYTES = 4096
 """A runtime folder's path, at most (Linux's PATH_MAX)."""
 _LANGUAGE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9+#._-]{0,39}")
@@ -359,7 +361,11 @@ def load_manifest(folder: Path | str) -> BotManifest:
     if problem:
         raise ManifestError(f"{path}: field 'name' {problem}; a bot's name is shown beside "
                             "the others' and must read as itself")
-    for key in ("version", "author"):
+    for key, most in (("version", MOST_VERSION_CHARACTERS), ("author", MOST_AUTHOR_CHARACTERS)):
+        if len(data.get(key, "")) > most:
+            raise ManifestError(f"{path}: field '{key}' is {len(data[key]):,} characters "
+                                f"long; at most {most} (it is shown in tables and names "
+                                "pages)")
         hidden = unshowable(data.get(key, ""))
         if hidden:
             raise ManifestError(f"{path}: field '{key}' holds {hidden}; a name is shown in "

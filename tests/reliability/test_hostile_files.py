@@ -19,7 +19,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
+from arena.cli import main
 from arena.formats import NestedTooDeep, json_value, toml_table
 
 from .conftest import ROOT, arena, clean_error, copy_played, no_traceback, write_season
@@ -208,3 +210,22 @@ def test_a_report_lists_a_log_that_unpacks_to_a_huge_line(played: Path,
     [problem] = summary.log_problems
     assert problem.kind == "damaged" and "a line longer than" in problem.detail
     assert summary.match_pages_rendered == 2
+
+
+def test_a_hand_edited_log_shows_its_text_as_text(played: Path, tmp_path: Path) -> None:
+    """``arena view`` of a log handed over by someone: a decision's source written as
+    markup reached the time chart unescaped and ran in the browser (review, stop 38)."""
+    [log, *_] = sorted((played.parent / "small-runs" / "logs").glob("*.jsonl.gz"))
+    markup = "<img src=x onerror=alert(1)>"
+    lines = []
+    for line in gzip.decompress(log.read_bytes()).splitlines():
+        record = json.loads(line)
+        if record.get("type") == "decision":
+            record["source"] = markup
+        lines.append(json.dumps(record).encode())
+    edited = tmp_path / log.name
+    edited.write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
+    assert main(["view", str(edited), "--out", str(tmp_path / "view")]) == 0
+    pages = [path.read_text() for path in (tmp_path / "view").rglob("*.html")]
+    assert pages and not any(markup in page for page in pages)
+    assert any(str(escape(markup)) in page for page in pages)

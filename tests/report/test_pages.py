@@ -963,3 +963,32 @@ def test_every_link_resolves(season: SeasonRun) -> None:
                         for o in select.find_all("option") if o.attrs["value"] != "all"} | {
                         n.attrs["id"] for n in target_page.iter() if "id" in n.attrs}
                 assert fragment in rounds[resolved], (path, target)
+
+
+def test_names_and_versions_long_in_bytes_still_name_pages(season: SeasonRun,
+                                                           tmp_path: Path) -> None:
+    """A bot page is named after the bot: 64 letters beyond the first plane are 256 bytes
+    of UTF-8, and a store may hold a version of any length (before bot.toml capped it);
+    either stopped the whole site ("File name too long", review at stop 38)."""
+    store_path = copy_season(season.folder, tmp_path / "season")
+    store = SeasonStore(store_path)
+    wide, long_version = "\U0001d400" * 64, "9" * 300
+    try:
+        for number, (name, version) in enumerate([(wide, "1.0"), ("plain", long_version),
+                                                  (wide, long_version)]):
+            entrant = store.entrant_id(name, version, f"/bots/long{number}", f"h{number}",
+                                       {"name": name})
+            match_id = f"m9999{number}"
+            store.db.execute("INSERT INTO matches (match_id, chance, grp, deal, seats) "
+                             "VALUES (?, ?, 99, 0, ?)", (match_id, match_id, f"[{entrant}, 1]"))
+            store.record_failure(match_id, "could not be built: exit 2")
+    finally:
+        store.close()
+    out = tmp_path / "site"
+    render_site(store_path, out)
+    links = [a.attrs["href"] for a in parse(out / "index.html").find(
+        "ul", class_="unrated").find_all("a")]
+    assert len(links) == 3 and len(set(links)) == 3
+    for link in links:
+        page = out / link
+        assert page.is_file() and len(os.fsencode(page.name)) <= 255
