@@ -62,7 +62,7 @@ from arena.server.config import League
 from arena.server.kept import Kept
 from arena.server.service import LeagueService
 from arena.server.store import Author, Conflict, LeagueStore, StoredMatch, Version, seated
-from arena.server.uploads import Caps, UploadRefused, unpack
+from arena.server.uploads import Caps, UploadRefused, unpack_isolated
 from arena.text import file_label
 
 COOKIE = "arena_token"
@@ -604,7 +604,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         caps = Caps(league.uploads.max_bytes, league.uploads.max_unpacked_bytes,
                     league.uploads.max_files)
         try:
-            unpacked = await run_in_threadpool(unpack, archive, caps, league.data / "bots")
+            unpacked = await run_in_threadpool(unpack_isolated, archive, caps, league.data / "bots")
             refusal = closed()
             if refusal is not None:
                 raise refusal

@@ -35,6 +35,7 @@ from arena.sandbox import BotManifest, ManifestError, load_manifest
 from arena.server import ladder
 from arena.server.config import League
 from arena.server.store import LeagueStore
+from arena.server.uploads import sweep_uploads
 from arena.server.validation import ValidationJob, Validator
 
 IDLE_SECONDS = 0.3
@@ -104,6 +105,7 @@ class LeagueService:
         from arena.sandbox.sweep import sweep_leftovers
 
         sweep_leftovers()
+        sweep_uploads(self.league.data / "bots")
         store = LeagueStore(self.league.store_path)
         try:
             recovered = store.recover()

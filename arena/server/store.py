@@ -41,6 +41,7 @@ from arena.league.store import (
     store_trouble,
     write_transaction,
 )
+from arena.server.uploads import ABANDONED_SECONDS
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -709,6 +710,9 @@ class LeagueStore:
         with self.transaction() as db:
             queued = db.execute("UPDATE versions SET status = 'queued' "
                                 "WHERE status IN ('building', 'checking')").rowcount
+            db.execute("UPDATE uploads SET outcome = 'refused: the server stopped while "
+                       "taking it' WHERE outcome = 'receiving' AND at < ?",
+                       (time.time() - ABANDONED_SECONDS,))
         return {**released, "requeued": queued}
 
     def release_matches(self) -> dict[str, int]:

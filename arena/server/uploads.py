@@ -18,10 +18,16 @@ import errno
 import gzip
 import hashlib
 import io
+import json
 import os
 import re
+import resource
+import signal
+import subprocess
+import sys
 import tarfile
 import tempfile
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -30,6 +36,8 @@ from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest, so
 from arena.sandbox.trees import MOST_TREE_DEPTH, MOST_TREE_PATH_BYTES, path_problem, remove_tree
 
 CHUNK = 64 * 1024
+FOLDER_COST = 4096
+"""What a folder costs against ``max_unpacked_bytes`` (a block of its file system)."""
 BOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 """A bot's name on a league: it names files (its logs) and pages, so nothing else."""
 LABEL_LENGTH = 40
@@ -83,6 +91,95 @@ class _Budget(io.RawIOBase):
         return len(data)
 
 
+UNPACK_CPU_SECONDS = 20
+"""CPU an upload's unpacking may take, in its child process: a real one takes a second."""
+UNPACK_WALL_SECONDS = 60
+UNPACK_MEMORY_BYTES = 1 << 30
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def unpack_isolated(archive: bytes, caps: Caps, store: Path,
+                    cpu_seconds: int = UNPACK_CPU_SECONDS) -> Unpacked:
+    """``unpack`` in a child process under a CPU, memory and time limit: reading a hostile
+    archive must not hold the server. A PAX header of 80,000 digits held Python 3.11.7's
+    ``tarfile`` (CVE-2024-6232, its regex quadratic in the header) and the GIL with it for
+    12 s, every page waiting; 40,000 ``.gitignore`` patterns took 470 s (review, stop 38).
+    The child's work folder is made and removed here, whatever becomes of the child."""
+    if len(archive) > caps.max_bytes:
+        raise UploadRefused(413, f"the archive is {len(archive)} bytes; the league accepts "
+                            f"at most {caps.max_bytes} (max_bytes)")
+    store.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".upload-", dir=store))
+    try:
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "arena.server.uploads", str(store), str(work),
+                 str(caps.max_bytes), str(caps.max_unpacked_bytes), str(caps.max_files),
+                 str(cpu_seconds)],
+                input=archive, capture_output=True, timeout=UNPACK_WALL_SECONDS, check=False)
+        except subprocess.TimeoutExpired:
+            raise UploadRefused(422, f"the archive took more than {UNPACK_WALL_SECONDS} s "
+                                "to unpack") from None
+        try:
+            answer = json.loads(done.stdout)
+        except ValueError:
+            answer = None
+        if done.returncode == -signal.SIGXCPU:
+            raise UploadRefused(422, f"the archive took more than {cpu_seconds} s of CPU to "
+                                "unpack")
+        if done.returncode != 0 or not isinstance(answer, dict):
+            if b"MemoryError" in done.stderr:
+                raise UploadRefused(413, "the archive needed more than "
+                                    f"{UNPACK_MEMORY_BYTES >> 20} MiB to unpack")
+            raise UploadRefused(500, "the server could not unpack the archive (exit "
+                                f"{done.returncode}); try again")
+        if not answer.get("ok"):
+            raise UploadRefused(int(answer["status"]), str(answer["reason"]))
+        content_hash = str(answer["content_hash"])
+        if not _DIGEST.fullmatch(content_hash):
+            raise UploadRefused(500, "the server could not unpack the archive; try again")
+        return Unpacked(load_manifest(store / content_hash), content_hash,
+                        hashlib.sha256(archive).hexdigest())
+    finally:
+        remove_tree(work)
+
+
+ABANDONED_SECONDS = 600
+"""An upload's work folder or row this old belongs to no upload in progress (one takes
+at most ``UNPACK_WALL_SECONDS``): a server killed while unpacking left it."""
+
+
+def sweep_uploads(store: Path) -> int:
+    """Remove the work folders of uploads a killed server left (233 MB of them in the
+    review's case); how many."""
+    swept = 0
+    cutoff = time.time() - ABANDONED_SECONDS
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(store):
+            if (entry.name.startswith(".upload-") and entry.is_dir(follow_symlinks=False)
+                    and entry.stat(follow_symlinks=False).st_mtime < cutoff):
+                remove_tree(Path(entry.path))
+                swept += 1
+    return swept
+
+
+def _unpack_child() -> int:
+    """``python -m arena.server.uploads STORE WORK MAX_BYTES MAX_UNPACKED MAX_FILES CPU``,
+    the archive on stdin: ``unpack``'s outcome as one JSON object on stdout."""
+    store, work, max_bytes, max_unpacked, max_files, cpu = sys.argv[1:7]
+    resource.setrlimit(resource.RLIMIT_CPU, (int(cpu), int(cpu) + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (UNPACK_MEMORY_BYTES, UNPACK_MEMORY_BYTES))
+    archive = sys.stdin.buffer.read(int(max_bytes) + 1)
+    try:
+        unpacked = unpack(archive, Caps(int(max_bytes), int(max_unpacked), int(max_files)),
+                          Path(store), Path(work))
+        answer: dict[str, object] = {"ok": True, "content_hash": unpacked.content_hash}
+    except UploadRefused as refused:
+        answer = {"ok": False, "status": refused.status, "reason": refused.reason}
+    sys.stdout.write(json.dumps(answer))
+    return 0
+
+
 def _member_path(member: tarfile.TarInfo) -> PurePosixPath:
     name = member.name
     path = PurePosixPath(name)
@@ -120,9 +217,10 @@ def _kind_refused(member: tarfile.TarInfo) -> str | None:
     return None
 
 
-def unpack(archive: bytes, caps: Caps, store: Path) -> Unpacked:
+def unpack(archive: bytes, caps: Caps, store: Path, work: Path | None = None) -> Unpacked:
     """Check ``archive`` and store its sources under ``store/<sha256 of the sources>``;
-    UploadRefused saying why not."""
+    UploadRefused saying why not. ``work``: an empty folder under ``store`` to unpack in
+    (made and removed here when None)."""
     if len(archive) > caps.max_bytes:
         raise UploadRefused(413, f"the archive is {len(archive)} bytes; the league accepts "
                             f"at most {caps.max_bytes} (max_bytes)")
@@ -130,7 +228,8 @@ def unpack(archive: bytes, caps: Caps, store: Path) -> Unpacked:
         raise UploadRefused(422, "not a gzip-compressed tar archive (.tar.gz); pack the bot "
                             "folder with `arena submit`")
     store.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".upload-", dir=store))
+    if work is None:
+        work = Path(tempfile.mkdtemp(prefix=".upload-", dir=store))
     try:
         folder = work / "bot"
         folder.mkdir()
@@ -206,7 +305,21 @@ def _extract(archive: bytes, caps: Caps, folder: Path) -> None:
             relative = _member_path(member)
             if relative == PurePosixPath("."):
                 continue
-            parent_fd = _open_parents(folder, relative)
+            parent_fd, created = _open_parents(folder, relative)
+            # Folders the archive never listed cost an entry and a block each as well: 2,000
+            # files 99 folders deep made 197,011 folders from 29 KB (review, stop 38).
+            entries += created
+            unpacked += (created + member.isdir()) * FOLDER_COST
+            if entries > caps.max_files:
+                os.close(parent_fd)
+                raise UploadRefused(413, f"the archive has more than {caps.max_files} "
+                                    "entries, the folders its paths imply counted "
+                                    "(max_files)")
+            if unpacked > caps.max_unpacked_bytes:
+                os.close(parent_fd)
+                raise UploadRefused(413, "the archive unpacks to more than "
+                                    f"{caps.max_unpacked_bytes} bytes, a folder counted "
+                                    f"as {FOLDER_COST} (max_unpacked_bytes)")
             try:
                 if member.isdir():
                     with contextlib.suppress(FileExistsError):
@@ -244,14 +357,19 @@ def _extract(archive: bytes, caps: Caps, folder: Path) -> None:
         raise UploadRefused(422, "the archive is empty")
 
 
-def _open_parents(folder: Path, relative: PurePosixPath) -> int:
+def _open_parents(folder: Path, relative: PurePosixPath) -> tuple[int, int]:
     """A descriptor of the folder that will hold ``relative``, reached one folder at a
-    time without following links (creating folders the archive did not list)."""
+    time without following links, and how many folders the archive did not list were
+    created on the way."""
     descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    created = 0
     try:
         for part in relative.parts[:-1]:
-            with contextlib.suppress(FileExistsError):
+            try:
                 os.mkdir(part, 0o755, dir_fd=descriptor)
+                created += 1
+            except FileExistsError:
+                pass
             try:
                 child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
                                 dir_fd=descriptor)
@@ -263,7 +381,7 @@ def _open_parents(folder: Path, relative: PurePosixPath) -> int:
     except BaseException:
         os.close(descriptor)
         raise
-    return descriptor
+    return descriptor, created
 
 
 def _seal(folder: Path) -> None:
@@ -308,4 +426,8 @@ def pack(folder: Path) -> bytes:
     return buffer.getvalue()
 
 
-__all__ = ["Caps", "Unpacked", "UploadRefused", "pack", "unpack"]
+__all__ = ["Caps", "Unpacked", "UploadRefused", "pack", "sweep_uploads", "unpack",
+           "unpack_isolated"]
+
+if __name__ == "__main__":
+    raise SystemExit(_unpack_child())

@@ -10,13 +10,22 @@ import gzip
 import io
 import os
 import tarfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from league_servers import SAMPLES, Server, file_entry, league_server, tar_gz
 
-from arena.server.uploads import Caps, UploadRefused, pack, unpack
+from arena.server.uploads import (
+    ABANDONED_SECONDS,
+    Caps,
+    UploadRefused,
+    pack,
+    sweep_uploads,
+    unpack,
+    unpack_isolated,
+)
 
 TOML = (SAMPLES / "random" / "bot.toml").read_bytes()
 BOT = (SAMPLES / "random" / "bot.py").read_bytes()
@@ -322,3 +331,71 @@ def test_submit_wait_follows_a_failing_version_to_its_report(
     assert "submitted crashing version 1" in out
     assert "failed" in out and "FAIL connects and says hello" in out
     assert "crashed before hello" in out
+
+
+def _pax_digits(count: int) -> bytes:
+    """A first member that is a pax header of ``count`` digits: Python 3.11.7's tarfile
+    searches it with a regex quadratic in its length (CVE-2024-6232; fixed in 3.11.10),
+    holding the GIL: 80,000 digits (180 bytes packed) held a server's pages for 12 s."""
+    payload = b"1" * count
+    header = bytearray(512)
+    header[0:14] = b"././@PaxHeader"
+    header[100:108] = b"0000644\0"
+    header[108:116] = header[116:124] = b"0000000\0"
+    header[124:136] = b"%011o\0" % len(payload)
+    header[136:148] = b"00000000000\0"
+    header[156:157] = b"x"
+    header[257:265] = b"ustar\x0000"
+    header[148:156] = b" " * 8
+    header[148:156] = b"%06o\0 " % sum(header)
+    tar = bytes(header) + payload + b"\0" * ((-len(payload)) % 512) + b"\0" * 1024
+    return gzip.compress(tar, mtime=0)
+
+
+def test_an_archive_that_holds_the_reader_is_stopped_in_a_process_of_its_own(
+        tmp_path: Path) -> None:
+    """The server unpacks in a child under a CPU limit: the child is killed, the upload
+    refused in one line, its work folder removed; the server's own threads never parse."""
+    caps = Caps(200_000, 1_000_000, 50)
+    with pytest.raises(UploadRefused, match="more than 1 s of CPU") as refused:
+        unpack_isolated(_pax_digits(300_000), caps, tmp_path, cpu_seconds=1)
+    assert refused.value.status == 422
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unpacking_in_a_child_stores_what_unpacking_in_place_does(tmp_path: Path) -> None:
+    caps = Caps(200_000, 1_000_000, 50)
+    isolated = unpack_isolated(pack(SAMPLES / "random"), caps, tmp_path / "child")
+    in_place = unpack(pack(SAMPLES / "random"), caps, tmp_path / "here")
+    assert isolated.content_hash == in_place.content_hash
+    assert isolated.manifest.name == "random" and isolated.manifest.folder.is_dir()
+    assert [p.name for p in (tmp_path / "child").iterdir()] == [isolated.content_hash]
+    with pytest.raises(UploadRefused, match="not a gzip-compressed tar") as refused:
+        unpack_isolated(b"plain text", caps, tmp_path / "child")
+    assert refused.value.status == 422
+
+
+@pytest.mark.parametrize(("caps", "message"), [
+    (Caps(200_000, 1_000_000, 50), "folders its paths imply counted"),
+    (Caps(200_000, 60_000, 5_000), "a folder counted as 4096"),
+])
+def test_the_folders_an_archive_implies_count_against_its_caps(
+        tmp_path: Path, caps: Caps, message: str) -> None:
+    """1,990 files listed 99 folders deep, none of the folders listed, made 197,011
+    folders (770 MB) from 29 KB, within max_files (review, stop 38)."""
+    deep = [file_entry("/".join([f"d{index}", *"abcdefghijklmnop"]) + "/x", b"")
+            for index in range(20)]
+    with pytest.raises(UploadRefused, match=message) as refused:
+        unpack(_bot(*deep), caps, tmp_path)
+    assert refused.value.status == 413
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_work_folders_a_killed_server_left_are_swept(tmp_path: Path) -> None:
+    left, current = tmp_path / ".upload-left", tmp_path / ".upload-now"
+    for folder in (left, current):
+        (folder / "bot").mkdir(parents=True)
+    old = time.time() - ABANDONED_SECONDS - 60
+    os.utime(left, (old, old))
+    assert sweep_uploads(tmp_path) == 1
+    assert not left.exists() and current.is_dir()
