@@ -56,6 +56,8 @@ at most, every file at its full size: past any real bot's (a fat jar is tens of 
 under what hashing and copying may cost a season's start."""
 MOST_SOURCE_ENTRIES = 100_000
 """A bot's sources' files and folders, at most."""
+MOST_GITIGNORE_LINES = 1000
+MOST_GITIGNORE_BYTES = 64 << 10
 MOST_VERSION_CHARACTERS = 64
 MOST_AUTHOR_CHARACTERS = 200
 MOST_PATH_BYTES = 4096
@@ -136,8 +138,14 @@ class SourceEntry:
     """A file's size when listed: reading it finds the same or refuses."""
 
 
-def _is_ignored(parts: tuple[str, ...], patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatch(part, p) for part in parts for p in patterns)
+def _ignoring(patterns: list[str]) -> re.Pattern[str]:
+    """The patterns as one expression, compiled once: matched pattern by pattern, 40,000
+    of them thrashed ``fnmatch``'s cache and took 470 s for one upload (review, stop 38)."""
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns))
+
+
+def _is_ignored(parts: tuple[str, ...], ignoring: re.Pattern[str]) -> bool:
+    return any(ignoring.match(part) for part in parts)
 
 
 def source_entries(folder: Path, *, modes: bool = False) -> list[SourceEntry]:
@@ -146,7 +154,7 @@ def source_entries(folder: Path, *, modes: bool = False) -> list[SourceEntry]:
     ManifestError for what a bot folder must not hold (see ``check_folder``), and past
     ``MOST_SOURCE_BYTES`` or ``MOST_SOURCE_ENTRIES``: a file's size is what it reads as,
     so a sparse file of a terabyte, a few KiB on disk, is a terabyte to hash and copy."""
-    patterns = ignored_patterns(folder)
+    patterns = _ignoring(ignored_patterns(folder))
     found: list[SourceEntry] = []
     total = 0
     for root, directories, files, root_fd in os.fwalk(folder, follow_symlinks=False):
@@ -273,9 +281,15 @@ def ignored_patterns(folder: Path) -> list[str]:
     (``node_modules/``, ``build/``...): left out of content hashes and build copies."""
     patterns = ["__pycache__", ".arena-built", ".git"]
     try:
-        lines = (folder / ".gitignore").read_text().splitlines()
+        with (folder / ".gitignore").open("rb") as ignore:
+            text = ignore.read(MOST_GITIGNORE_BYTES + 1)
     except OSError:
-        lines = []
+        text = b""
+    lines = text.decode("utf-8", "replace").splitlines()
+    if len(text) > MOST_GITIGNORE_BYTES or len(lines) > MOST_GITIGNORE_LINES:
+        raise ManifestError(f"{folder}: its .gitignore is longer than "
+                            f"{MOST_GITIGNORE_LINES:,} lines or {MOST_GITIGNORE_BYTES >> 10} "
+                            "KiB; a bot's needs a few")
     for line in lines:
         line = line.strip()
         if line and not line.startswith(("#", "!")):
