@@ -38,13 +38,62 @@ def token(league: League) -> str:
     return LeagueStore(league.store_path).add_author("alice")
 
 
+def _as_before(league: League, token: str) -> None:
+    """The author's token kept as stores made before stop 38 keep it: argon2id."""
+    number, secret = token.split(".")
+    store = LeagueStore(league.store_path)
+    with store.transaction() as db:
+        db.execute("UPDATE authors SET token_hash = ? WHERE id = ?",
+                   (store_module._HASHER.hash(secret), int(number)))
+
+
+def test_a_token_is_checked_with_no_argon2(league: League, token: str,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A made-up token costs a SHA-256, not tens of milliseconds of argon2 two at a time:
+    100-150 of them a second held every page for 4-6 s (review, stop 38)."""
+    def refused(digest: str, secret: str) -> bool:
+        raise AssertionError("argon2 was asked")
+
+    monkeypatch.setattr(store_module, "_verified", refused)
+    store = LeagueStore(league.store_path)
+    number, secret = token.split(".")
+    kept = store.db.execute("SELECT token_hash FROM authors WHERE id = ?",
+                            (int(number),)).fetchone()[0]
+    assert kept == "sha256$" + hashlib.sha256(secret.encode()).hexdigest()
+    assert secret.encode() not in league.store_path.read_bytes()
+    for index in range(200):
+        assert store.authenticate(f"{number}.made-up-{index}") is None
+    found = store.authenticate(token)
+    assert found is not None and found.name == "alice"
+
+
+def test_a_token_kept_by_argon2_is_rehashed_at_its_first_right_use(
+        league: League, token: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _as_before(league, token)
+    checks: list[str] = []
+    real = store_module._verified
+
+    def counted(digest: str, secret: str) -> bool:
+        checks.append(secret)
+        return real(digest, secret)
+
+    monkeypatch.setattr(store_module, "_verified", counted)
+    store = LeagueStore(league.store_path)
+    number, secret = token.split(".")
+    assert store.authenticate(f"{number}.wrong") is None
+    for _ in range(3):
+        assert store.authenticate(token) is not None
+    assert checks == ["wrong", secret]  # argon2 once for the right token, then no more
+    assert store.authenticate(f"{number}.wrong-again") is None and len(checks) == 2
+
+
 @pytest.fixture
 def client(league: League, token: str) -> Iterator[TestClient]:
     with TestClient(create_app(league, background=False)) as client:
         yield client
 
 
-def test_a_wrong_token_costs_one_check(client: TestClient, token: str,
+def test_a_wrong_token_costs_one_check(client: TestClient, league: League, token: str,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A token found wrong stays wrong: asked again (a flood repeats one), no argon2."""
     checks: list[str] = []
@@ -54,6 +103,7 @@ def test_a_wrong_token_costs_one_check(client: TestClient, token: str,
         checks.append(secret)
         return real(digest, secret)
 
+    _as_before(league, token)
     monkeypatch.setattr(store_module, "_verified", counted)
     wrong = token.split(".")[0] + ".not-the-secret"
     for _ in range(5):
@@ -89,6 +139,7 @@ def test_token_checks_run_two_at_a_time(league: League, token: str,
             with lock:
                 running -= 1
 
+    _as_before(league, token)
     monkeypatch.setattr(store_module, "_verified", slow)
     number = token.split(".")[0]
     stores = [LeagueStore(league.store_path) for _ in range(8)]
