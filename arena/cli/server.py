@@ -5,6 +5,8 @@
     arena server advance PHASE [--league F]          open -> frozen -> final, by hand
     arena server withdraw BOT | readmit BOT          take a bot off the ladder, or back
     arena server disqualify BOT --reason TEXT        the reason is shown publicly
+    arena server final retry | final close           final matches the host failed three
+                                                     times: play them again, or end without
 
 The organiser's commands write the store directly (SQLite allows it while the server
 runs); the server sees the change at its next step. ``--league`` defaults to LEAGUE.toml
@@ -21,7 +23,7 @@ from arena.cli.common import port_number
 from arena.league.store import StoreError
 from arena.processes import raise_descriptor_limit
 
-ACTIONS = ("add-author", "advance", "withdraw", "disqualify", "readmit")
+ACTIONS = ("add-author", "advance", "withdraw", "disqualify", "readmit", "final")
 
 
 def _fail(message: str) -> int:
@@ -35,7 +37,7 @@ def _server(args: argparse.Namespace) -> int:
 
     words: list[str] = args.words
     action = words[0] if words[0] in ACTIONS else None
-    argument = {"add-author": "NAME", "advance": "PHASE"}
+    argument = {"add-author": "NAME", "advance": "PHASE", "final": "retry|close"}
     if action is None:
         if len(words) != 1:
             return _fail(f"expected one league file, or an action ({', '.join(ACTIONS)}); "
@@ -79,6 +81,15 @@ def _act(league: Any, action: str, value: str, args: argparse.Namespace) -> int:
                 return _fail(str(error))
             print(f"league {league.name}: now {phase}")
             return 0
+        if action == "final":
+            if value == "retry":
+                print(f"{store.retry_final()} failed final match(es) scheduled again")
+                return 0
+            if value == "close":
+                print(f"the final ends without its {store.close_final()} failed match(es); "
+                      "its keys are published at the server's next step")
+                return 0
+            return _fail(f"final takes retry or close, not {value!r}")
         if action == "disqualify" and not args.reason:
             return _fail("disqualify needs --reason TEXT (it is shown publicly)")
         verb = {"withdraw": "withdraw", "disqualify": "disqualify", "readmit": "readmit"}[action]

@@ -143,6 +143,8 @@ _INDEXES = SCHEMA[SCHEMA.index("CREATE INDEX"):SCHEMA.index("CREATE TABLE IF NOT
 """Added when a store made before them is opened (``IF NOT EXISTS``: once)."""
 TABLES = {"meta", "authors", "bots", "versions", "uploads", "matches", "results", "actions"}
 PENDING = ("queued", "building", "checking")
+FINAL_ATTEMPTS = 3
+"""Tries of a final match the host fails (a worker killed, a host short of memory)."""
 
 # Token secrets are 32 random bytes: argon2's cost guards against a stolen store, not
 # against guessing, so the lighter RFC 9106 "low memory" profile keeps each check quick.
@@ -719,11 +721,48 @@ class LeagueStore:
         return True
 
     def record_failure(self, match_id: str, error: str) -> None:
-        """A match that could not be played (the referee's or the host's trouble)."""
+        """A match that could not be played (the referee's or the host's trouble, never a
+        bot's: a bot's faults are in its result). A final match is scheduled again, up to
+        ``FINAL_ATTEMPTS`` tries: one failure lost it for good, and the final, complete
+        without it, published its key (review, stop 38)."""
         with self.transaction() as db:
+            row = db.execute("SELECT kind FROM matches WHERE match_id = ? AND status = "
+                             "'running'", (match_id,)).fetchone()
+            if row is None:
+                return
+            if row[0] == "final":
+                key = f"final_attempts {match_id}"
+                kept = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+                attempts = (int(kept[0]) if kept else 0) + 1
+                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(attempts)))
+                if attempts < FINAL_ATTEMPTS:
+                    db.execute("UPDATE matches SET status = 'scheduled', started_at = NULL, "
+                               "error = ? WHERE match_id = ?",
+                               (f"try {attempts} of {FINAL_ATTEMPTS} failed: {error}"[-4000:],
+                                match_id))
+                    return
             db.execute("UPDATE matches SET status = 'failed', finished_at = ?, error = ? "
-                       "WHERE match_id = ? AND status = 'running'",
-                       (time.time(), error[-4000:], match_id))
+                       "WHERE match_id = ?", (time.time(), error[-4000:], match_id))
+
+    def retry_final(self) -> int:
+        """The organiser's call: the final's failed matches scheduled again, with fresh
+        tries; how many."""
+        with self.transaction() as db:
+            again = db.execute("UPDATE matches SET status = 'scheduled', started_at = NULL, "
+                               "finished_at = NULL WHERE kind = 'final' AND status = 'failed'"
+                               ).rowcount
+            db.execute("DELETE FROM meta WHERE key LIKE 'final_attempts %'")
+            db.execute("DELETE FROM meta WHERE key = 'final_note'")
+        return int(again)
+
+    def close_final(self) -> int:
+        """The organiser's call: the final ends without its failed matches (its keys are
+        then published); how many it ends without."""
+        failed = self.count_matches("WHERE kind = 'final' AND status = 'failed'")
+        self.set_meta({"final_closed": str(time.time()),
+                       "final_note": f"the organiser ended the final without {failed} "
+                       "match(es) the host failed"})
+        return failed
 
     def recover(self) -> dict[str, int]:
         """At start: matches a killed server left ``running`` are discarded (ladder) or

@@ -21,7 +21,7 @@ from arena.rating.outcome import Outcome
 from arena.rating.trueskill_ratings import MU, Standing, rate_season
 from arena.server import ladder
 from arena.server.config import League, LeagueError, load_league
-from arena.server.store import Conflict, LeagueStore, Result
+from arena.server.store import FINAL_ATTEMPTS, Conflict, LeagueStore, Result
 
 
 def _record(match_id: str, winner: int) -> MatchRecord:
@@ -98,6 +98,63 @@ def test_recover_requeues_validation_and_replays_final_matches(store: LeagueStor
     assert store.recover() == {"discarded": 0, "rescheduled": 1, "requeued": 2}
     assert store.match("final-m1").status == "scheduled"  # type: ignore[union-attr]
     assert {store.version(v).status for v in (first, second)} == {"queued"}  # type: ignore[union-attr]
+
+
+def test_a_final_match_the_host_fails_is_tried_again(store: LeagueStore) -> None:
+    """A final match lost to the host's trouble (a worker killed) was lost for good, and
+    the final, complete without it, published its key (review, stop 38): it is scheduled
+    again, up to FINAL_ATTEMPTS tries; a ladder match's failure stays one."""
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    a, b = _version(store, alice, "a"), _version(store, bob, "b")
+    store.schedule_final([("final-m1", "final/g1", (a, b), 0, 0, 1)], b"k" * 32)
+    for attempt in range(1, FINAL_ATTEMPTS):
+        assert store.start_final_match("final-m1")
+        store.record_failure("final-m1", "worker failed: killed")
+        match = store.match("final-m1")
+        assert match is not None and match.status == "scheduled", attempt
+    assert store.start_final_match("final-m1")
+    store.record_failure("final-m1", "worker failed: killed")
+    match = store.match("final-m1")
+    assert match is not None and match.status == "failed"
+    ladder_match = store.start_ladder_match((a, b))
+    store.record_failure(ladder_match, "worker failed: killed")
+    assert store.match(ladder_match).status == "failed"  # type: ignore[union-attr]
+    store.record_failure(ladder_match, "again")  # not running: nothing changes
+    assert store.match(ladder_match).error == "worker failed: killed"  # type: ignore[union-attr]
+
+
+def test_a_final_with_a_failed_match_publishes_no_key_until_the_organiser_decides(
+        store: LeagueStore, league: League, capsys: pytest.CaptureFixture[str]) -> None:
+    from arena.cli import main
+    from arena.server.service import LeagueService
+
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    a, b = _version(store, alice, "a"), _version(store, bob, "b")
+    store.schedule_final([("final-m1", "final/g1", (a, b), 0, 0, 1),
+                          ("final-m2", "final/g2", (b, a), 0, 0, 1)], b"k" * 32)
+    assert store.start_final_match("final-m2")
+    store.record(_record("final-m2", 0), (b, a))
+    for _ in range(FINAL_ATTEMPTS):
+        assert store.start_final_match("final-m1")
+        store.record_failure("final-m1", "worker failed: killed")
+    service = LeagueService(league)
+    assert service._final_jobs(store, 2) == []
+    assert store.meta("final_complete") is None and store.meta("final_key_revealed") is None
+    assert "1 final match(es) failed" in (store.meta("final_note") or "")
+    league_file = ["--league", str(league.path)]
+    assert main(["server", "final", "retry", *league_file]) == 0
+    assert "1 failed final match(es) scheduled again" in capsys.readouterr().out
+    assert store.match("final-m1").status == "scheduled"  # type: ignore[union-attr]
+    for _ in range(FINAL_ATTEMPTS):  # fresh tries, all failed again
+        assert store.start_final_match("final-m1")
+        store.record_failure("final-m1", "worker failed: killed")
+    assert store.match("final-m1").status == "failed"  # type: ignore[union-attr]
+    assert service._final_jobs(store, 2) == [] and store.meta("final_complete") is None
+    assert main(["server", "final", "close", *league_file]) == 0
+    assert service._final_jobs(store, 2) == []
+    assert store.meta("final_complete") is not None
+    assert store.meta("final_key_revealed")
+    assert main(["server", "final", "again", *league_file]) == 2
 
 
 def test_versions_retire_names_belong_to_authors(store: LeagueStore) -> None:
