@@ -198,10 +198,10 @@ class _Reader:
         value = self.data.get(key, default)
         if value is None:
             raise SeasonError(f"{self.path}: [{self.table}] {key} is required (a string)")
-        if not isinstance(value, str) or not value or (
+        if not isinstance(value, str) or not value or "\0" in value or (
             pattern and not re.fullmatch(pattern, value)
-        ):
-            raise self.error(key, "a non-empty string" + (
+        ):  # a NUL names no file (it reached open() as "embedded null byte")
+            raise self.error(key, "a non-empty string with no NUL" + (
                 f" matching {pattern}" if pattern else ""), value)
         return value
 
@@ -209,7 +209,7 @@ class _Reader:
 def _entrants(path: Path, reader: _Reader) -> tuple[BotManifest, ...]:
     patterns = reader.data.get("entrants")
     if not isinstance(patterns, list) or not patterns or not all(
-        isinstance(p, str) for p in patterns
+        isinstance(p, str) and p and "\0" not in p for p in patterns
     ):
         raise reader.error("entrants", "a list of bot folders or globs", patterns)
     folders: list[Path] = []

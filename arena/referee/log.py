@@ -227,6 +227,60 @@ def parse_line(line: bytes) -> Any:
     return json_value(line)
 
 
+def _integer(value: object) -> bool:
+    return type(value) is int
+
+
+def _number(value: object) -> bool:
+    return type(value) in (int, float)
+
+
+def log_problem(records: list[Any]) -> str | None:
+    """Why ``records`` (a log's lines, parsed) are not a match log's as far as a reader
+    relies on them, or None: each line an object with a type; the header's players, rules
+    and limits of their kinds; every seat named one of the match's; a decision's source
+    text, its numbers numbers. A hand-edited log (a line ``5``, a seat ``-5``, ``players``
+    as text) ended ``view``, ``replay`` and ``refeed`` in tracebacks (review, stop 38)."""
+    from arena.rules.options import RuleOptions
+    from arena.rules.state import MAX_PLAYERS
+
+    for number, record in enumerate(records, start=1):
+        if not isinstance(record, dict) or not isinstance(record.get("type"), str):
+            return f"line {number} is not a record (a JSON object with a type)"
+    if not records or records[0]["type"] != "header":
+        return "no header line"
+    header = records[0]
+    players = header.get("players")
+    if not (_integer(players) and 2 <= players <= MAX_PLAYERS):
+        return f"the header's players is {players!r}, not 2 to {MAX_PLAYERS}"
+    rules, limits = header.get("rules", {}), header.get("limits", {})
+    if not isinstance(rules, dict) or not isinstance(limits, dict):
+        return "the header's rules or limits are not a table"
+    if not all(_number(value) for value in limits.values()):
+        return "the header's limits are not all numbers"
+    try:
+        RuleOptions.from_dict(rules)
+    except (TypeError, ValueError) as error:
+        return f"the header's rules: {error}"
+    for number, record in enumerate(records, start=1):
+        kind = record["type"]
+        seats = record.get("seats") if kind == "seats" else [record]
+        if not isinstance(seats, list):
+            return f"line {number}: seats is not a list"
+        for item in seats:
+            if not isinstance(item, dict) or ("seat" in item and not (
+                    _integer(item["seat"]) and 0 <= item["seat"] < players)):
+                return f"line {number}: a seat that is not one of the match's 0 to {players - 1}"
+        if kind == "decision" and not (isinstance(record.get("source", "bot"), str)
+                                       and _integer(record.get("action", 0))
+                                       and _integer(record.get("request", 0))):
+            return f"line {number}: a decision's source, action or request of the wrong kind"
+        if kind == "timing" and not all(record.get(key) is None or _number(record[key])
+                                        for key in ("latency_ms", "bank_ms")):
+            return f"line {number}: a timing that is not a number"
+    return None
+
+
 def game_lines(path: Path) -> bytes:
     """The log's lines without its ``timing`` lines, as bytes: what the same key and the
     same answers reproduce exactly (see the module's docstring)."""

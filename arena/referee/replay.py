@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.referee.log import read_log
+from arena.referee.log import log_problem, read_log
 from arena.rules import events as ev
 from arena.rules.options import RuleOptions
 from arena.rules.seeds import MatchSeed
@@ -37,8 +37,11 @@ def replay(path: Path, on_line: Callable[[dict[str, Any]], None] | None = None,
     event must come out identical and the final scores must match. A log played under a
     season key needs that key (``season_key``), checked against the log's commitment."""
     records = list(read_log(path))
-    if not records or records[0].get("type") != "header":
+    if not records or not isinstance(records[0], dict) or records[0].get("type") != "header":
         raise ReplayMismatch(f"{path}: not a match log (no header line)")
+    problem = log_problem(records)
+    if problem:
+        raise ReplayMismatch(f"{path}: a damaged match log ({problem})")
     header = records[0]
     try:
         chance = MatchSeed.from_record(header, season_key)

@@ -26,7 +26,14 @@ from markupsafe import Markup, escape
 
 from arena.formats import json_value
 from arena.protocol.convert import ProtocolError, action_from_message, card_from_message
-from arena.referee.log import TIMING, decision_timing, decode_answer, decode_asked, read_log
+from arena.referee.log import (
+    TIMING,
+    decision_timing,
+    decode_answer,
+    decode_asked,
+    log_problem,
+    read_log,
+)
 from arena.rules import events as ev
 from arena.rules.actions import action_name
 from arena.rules.cards import CARD_NAMES
@@ -439,8 +446,11 @@ def read_whole_log(log: Path) -> list[dict[str, Any]]:
     except (OSError, EOFError, ValueError, UnicodeDecodeError, zlib.error) as error:
         raise LogError(f"{log}: a damaged match log ({type(error).__name__}: {error}); "
                        "restore it from a backup") from None
-    if not records or records[0].get("type") != "header":
+    if not records or not isinstance(records[0], dict) or records[0].get("type") != "header":
         raise LogError(f"{log}: not a match log (no header line)")
+    problem = log_problem(records)
+    if problem:
+        raise LogError(f"{log}: a damaged match log ({problem}); restore it from a backup")
     if not any(r.get("type") == "result" for r in records):
         raise LogError(f"{log}: the log has no result line (the match was cut short)")
     return records

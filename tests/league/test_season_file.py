@@ -259,6 +259,11 @@ MISTAKES = [
             ("[rules]", "target_score must be at most 4,294,967,295")),
     Mistake("strike_limit 10^20", season() + "\n[limits]\nstrike_limit = 99999999999999999999\n",
             ("[limits] strike_limit", "from 1 to 1000")),
+    # Review, stop 38: a NUL reached open() as "embedded null byte", a traceback.
+    Mistake("a NUL in a folder's name", season() + '\n[output]\nfolder = "out\\u0000x"\n',
+            ("[output] folder", "no NUL")),
+    Mistake("a NUL in an entrant", season(entrants=["bots/a", "bots/b\0"]),
+            ("[season] entrants", "a list of bot folders")),
 ]
 
 

@@ -17,6 +17,7 @@ import shutil
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from markupsafe import escape
@@ -229,3 +230,46 @@ def test_a_hand_edited_log_shows_its_text_as_text(played: Path, tmp_path: Path) 
     pages = [path.read_text() for path in (tmp_path / "view").rglob("*.html")]
     assert pages and not any(markup in page for page in pages)
     assert any(str(escape(markup)) in page for page in pages)
+
+
+def _edited(played: Path, folder: Path, name: str, edit: Callable[[list[Any]], None]
+            ) -> Path:
+    [log, *_] = sorted((played.parent / "small-runs" / "logs").glob("*.jsonl.gz"))
+    records = [json.loads(line) for line in gzip.decompress(log.read_bytes()).splitlines()]
+    edit(records)
+    path = folder / f"{name}.jsonl.gz"
+    path.write_bytes(gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in records)))
+    return path
+
+
+def _first(kind: str, records: list[Any]) -> dict[str, Any]:
+    return next(r for r in records if isinstance(r, dict) and r.get("type") == kind)
+
+
+EDITS: dict[str, Callable[[list[Any]], None]] = {
+    "a line that is not an object": lambda r: r.insert(5, 5),
+    "a seat that is not the match's": lambda r: _first("decision", r).update(seat=-5),
+    "players as text": lambda r: r[0].update(players="two"),
+    "rules as a list": lambda r: r[0].update(rules=[1]),
+    "a limit as text": lambda r: r[0].update(limits={"decision_deadline": "x"}),
+    "a source as a number": lambda r: _first("decision", r).update(source=5),
+    "a timing as a list": lambda r: _first("timing", r).update(latency_ms=[1]),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+@pytest.mark.parametrize("command", ["view", "replay", "inspect", "refeed"])
+def test_a_log_edited_by_hand_is_one_clear_error(
+        played: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: str,
+        command: str) -> None:
+    """Review, stop 38: each of these ended a command in a traceback."""
+    log = str(_edited(played, tmp_path, "edited", EDITS[edit]))
+    argv = {"view": ["view", log, "--out", str(tmp_path / "view")],
+            "replay": ["replay", log],
+            "inspect": ["inspect", log, "--seat", "0"],
+            "refeed": ["refeed", log, "--seat", "0", "--decision", "1",
+                       str(ROOT / "sample_bots" / "python" / "random")]}[command]
+    assert main(argv) != 0
+    said = capsys.readouterr()
+    assert "damaged match log" in said.out + said.err
+    assert not (tmp_path / "view").exists()
