@@ -23,8 +23,10 @@ The build key is the SHA-256 of the bot's sources (``BotManifest.content_digest`
 build command, and the toolchain's identity (``toolchain_identity``): the same bot built
 with the same tools is built once, and reused by every later season and process through
 the build cache (``ARENA_BUILD_CACHE``, by default ``~/.cache/uno-arena/builds``); a file
-lock makes parallel workers build it once. A failing build raises ``BuildError`` naming
-the bot and quoting the end of its output.
+lock makes parallel workers build it once. A kept build is reused only while it matches
+the digest stored beside it (``<key>.sha256``); one that does not is built again. The
+cache folder must be this user's, writable by no one else. A failing build raises
+``BuildError`` naming the bot and quoting the end of its output.
 """
 
 from __future__ import annotations
@@ -175,16 +177,70 @@ def pack_output(folder: Path, archive_path: Path) -> list[str]:
 
 
 def unpack_output(archive_path: Path, target: Path) -> None:
-    """Unpack a build archive into a fresh folder, then move it to ``target`` at once."""
+    """Unpack a build archive into a fresh folder, then move it to ``target`` at once,
+    its digest (``tree_digest``) written beside it first: ``_sound`` checks it on reuse."""
     staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=target.parent))
     try:
         with tarfile.open(archive_path) as archive:
             archive.extractall(staging, filter="data")
         staging.chmod(0o755)
+        sums = _digest_path(target)
+        partial = sums.with_name(f".{sums.name}.{os.getpid()}")
+        partial.write_text(tree_digest(staging) + "\n")
+        partial.replace(sums)
         staging.rename(target)
     except BaseException:
         remove_tree(staging)
         raise
+
+
+def _digest_path(target: Path) -> Path:
+    return target.with_name(f"{target.name}.sha256")
+
+
+def tree_digest(folder: Path) -> str:
+    """The SHA-256 of a built tree: each entry's path, kind, mode and content (files read a
+    MiB at a time), never following a link."""
+    digest = hashlib.sha256()
+    for root, directories, files, root_fd in os.fwalk(folder, follow_symlinks=False):
+        directories.sort()
+        relative = os.path.relpath(root, folder)
+        for name in sorted([*directories, *files]):
+            status = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
+            digest.update(f"{relative}/{name}\0{status.st_mode:o}\0".encode(
+                "utf-8", "surrogateescape"))
+            if stat.S_ISREG(status.st_mode):
+                descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                     dir_fd=root_fd)
+                with open(descriptor, "rb") as file:
+                    while chunk := file.read(1 << 20):
+                        digest.update(chunk)
+                digest.update(f"\0{status.st_size}\0".encode())
+    return digest.hexdigest()
+
+
+def _sound(target: Path) -> bool:
+    """Whether a kept build is as it was stored: a file emptied or removed in the cache
+    was run as the author's bot, which then failed its check (review, stop 38)."""
+    try:
+        return _digest_path(target).read_text().strip() == tree_digest(target)
+    except OSError:
+        return False
+
+
+def _trusted_cache(root: Path) -> None:
+    """BuildError unless the cache folder is a folder of ours that no one else may write:
+    a build kept there is run as the bot it names (found by review, stop 38: a folder
+    others could write let them plant a build, and a link as its lock file)."""
+    try:
+        info = root.lstat()
+    except OSError as error:
+        raise BuildError(f"the build cache {root}: {error.strerror}") from None
+    if (not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid()
+            or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+        raise BuildError(f"the build cache {root} is not a folder of this user's that only "
+                         f"it may write; builds kept there could be replaced: set "
+                         f"{CACHE_VARIABLE} to one that is (or fix its owner and mode)")
 
 
 def _tail(process: StartedProcess) -> str:
@@ -204,14 +260,26 @@ def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProc
     if not manifest.build:
         return manifest
     root = cache or cache_root()
-    root.mkdir(parents=True, exist_ok=True)
+    root.mkdir(mode=0o755, parents=True, exist_ok=True)
+    _trusted_cache(root)
     key = build_key(manifest)
     target = root / key
     built = dataclasses.replace(manifest, folder=target)
-    with open(root / f"{key}.lock", "w") as lock:
+    try:
+        locking = os.open(root / f"{key}.lock", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
+                          | os.O_CLOEXEC, 0o600)
+    except OSError as error:  # a link in its place (ELOOP): never followed
+        raise BuildError(f"the build cache {root}: its lock {key}.lock cannot be opened as "
+                         f"a file ({error.strerror}); remove it") from None
+    with open(locking, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # parallel workers: one builds, the others reuse
-        if target.is_dir():
-            return built
+        if os.path.lexists(target):
+            if _sound(target):
+                return built
+            # Damaged (or kept before digests were): moved aside whole, then built again.
+            aside = Path(tempfile.mkdtemp(prefix=".damaged-", dir=root))
+            os.rename(target, aside / "build")
+            remove_tree(aside)
         work = Path(tempfile.mkdtemp(prefix=f".work-{key[:16]}-", dir=root))  # 0700, root's
         try:
             workspace = work / "bot"

@@ -24,7 +24,7 @@ import pytest
 from arena.cli import main
 from arena.sandbox import ManifestError, SandboxLimits, load_manifest, prepare
 from arena.sandbox.bubblewrap import BubblewrapLauncher
-from arena.sandbox.build import BuildError
+from arena.sandbox.build import BuildError, build_key
 from arena.sandbox.manifest import MOST_SOURCE_BYTES, file_chunks, source_entries
 
 BACKENDS = ["bubblewrap", "fallback"]
@@ -153,6 +153,52 @@ def test_a_build_is_reused_across_seasons_by_its_key(tmp_path: Path) -> None:
     third = prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "two",
                     cache=tmp_path / "cache")
     assert third.folder != first.folder and (third.folder / "new.txt").exists()
+
+
+@pytest.mark.parametrize("damage", ["emptied", "removed", "added"])
+def test_a_damaged_build_in_the_cache_is_built_again(tmp_path: Path, damage: str) -> None:
+    """A kept build is checked against the digest stored with it: a file emptied in the
+    cache was run as the author's bot, which then failed its check (review, stop 38)."""
+    source = make_bot(tmp_path / "bot", "echo built > out.txt")
+    cache = tmp_path / "cache"
+    first = prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "one",
+                    cache=cache)
+    built = first.folder / "out.txt"
+    assert built.read_text() == "built\n"
+    built.chmod(0o644)
+    if damage == "emptied":
+        built.write_text("")
+    elif damage == "removed":
+        built.unlink()
+    else:
+        (first.folder / "planted.sh").write_text("echo planted\n")
+    again = prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "two",
+                    cache=cache)
+    assert again.folder == first.folder
+    assert built.read_text() == "built\n" and not (first.folder / "planted.sh").exists()
+    assert list((tmp_path / "two" / "builds").glob("*.stdout.log")), "not built again"
+
+
+@pytest.mark.parametrize("shape", ["others may write it", "a link as its lock"])
+def test_a_build_cache_others_could_change_is_refused(tmp_path: Path, shape: str) -> None:
+    source = make_bot(tmp_path / "bot", "echo built > out.txt")
+    cache = tmp_path / "cache"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("kept\n")
+    if shape == "others may write it":
+        cache.mkdir(mode=0o777)
+        cache.chmod(0o777)
+        message = "only it may write"
+    else:
+        cache.mkdir(mode=0o755)
+        key = build_key(load_manifest(source))
+        (cache / f"{key}.lock").symlink_to(victim)
+        message = "cannot be opened as a file"
+    with pytest.raises(BuildError, match=message):
+        prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "one",
+                cache=cache)
+    assert victim.read_text() == "kept\n"
+    assert not [p for p in cache.iterdir() if p.is_dir()]
 
 
 # -- an entrant's own folder ---------------------------------------------------------------
