@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -64,13 +65,36 @@ def test_build_runs_once_on_a_copy_and_the_bot_runs_from_it(tmp_path: Path,
         assert run_to_end(launcher, tmp_path / "logs", "run") == "built\n"
 
 
-def test_no_build_step_means_the_folder_as_it_is(tmp_path: Path) -> None:
+def test_no_build_step_plays_exactly_the_sources_its_version_covers(tmp_path: Path) -> None:
+    """Run from its own folder, a bot also saw what its .gitignore names, which its content
+    hash leaves out: code there changed the bot, not its version (review, stop 38). It
+    plays from a copy of exactly its sources, kept in the build cache by their digest."""
     folder = tmp_path / "bot"
-    folder.mkdir()
+    (folder / "lib").mkdir(parents=True)
     (folder / "bot.toml").write_text('name = "b"\nversion = "1"\nlanguage = "other"\n'
-                                     'run = ["true"]\n')
+                                     'run = ["./bot.sh"]\n')
+    (folder / "bot.sh").write_text("#!/bin/sh\ncat lib/data.txt\n")
+    (folder / "bot.sh").chmod(0o755)
+    (folder / "lib" / "data.txt").write_text("kept\n")
+    (folder / "alias.txt").symlink_to("lib/data.txt")
+    (folder / ".gitignore").write_text("hidden.py\n__pycache__\n")
+    (folder / "hidden.py").write_text("print('not the bot')\n")
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "bot.cpython-311.pyc").write_bytes(b"planted")
     manifest = load_manifest(folder)
-    assert prepare(manifest, "bubblewrap", SandboxLimits(), tmp_path / "runs") is manifest
+    staged = prepare(manifest, "bubblewrap", SandboxLimits(), tmp_path / "runs")
+    assert staged.folder != folder and staged.run == manifest.run
+    assert sorted(p.name for p in staged.folder.iterdir()) == [
+        ".gitignore", "alias.txt", "bot.sh", "bot.toml", "lib"]
+    assert (staged.folder / "alias.txt").is_symlink()
+    assert os.access(staged.folder / "bot.sh", os.X_OK)
+    assert load_manifest(staged.folder).content_digest() == manifest.content_digest()
+    again = prepare(load_manifest(folder), "bubblewrap", SandboxLimits(), tmp_path / "runs")
+    assert again.folder == staged.folder
+    (folder / "lib" / "data.txt").write_text("changed\n")
+    changed = prepare(load_manifest(folder), "bubblewrap", SandboxLimits(), tmp_path / "runs")
+    assert (changed.folder / "lib" / "data.txt").read_text() == "changed\n"
+    assert (staged.folder / "lib" / "data.txt").read_text() == "kept\n"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -323,19 +323,17 @@ def prepare_entrants(season: Season, needed: set[int] | Sequence[int]
     """Run each needed entrant's build step once (sandboxed; reused while its content is
     unchanged). Returns the manifests to play with and, for entrants whose build failed,
     the reason."""
-    from arena.sandbox import BuildError, SandboxError, limits_from, prepare
+    from arena.sandbox import ManifestError, SandboxError, limits_from, prepare
 
     ready = list(season.entrants)
     broken: dict[int, str] = {}
     limits = limits_from(season.sandbox)
     for index in sorted(needed):
         bot = season.entrants[index]
-        if not bot.build:
-            continue
-        try:
+        try:  # built, or (no build step) exactly its sources, as its version hashes them
             ready[index] = prepare(bot, season.sandbox.backend, limits, season.folder,
                                    trusted=season.sandbox.trusted_bots)
-        except (BuildError, SandboxError) as error:
+        except (ManifestError, SandboxError) as error:  # a BuildError is a ManifestError
             lines = str(error).strip().splitlines() or [repr(error)]
             said = [line.strip(" |") for line in lines[1:]
                     if line.strip(" |") and line.strip() != "(no output)"]

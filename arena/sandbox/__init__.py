@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from arena.sandbox import bubblewrap
 from arena.sandbox.bubblewrap import BubblewrapLauncher
-from arena.sandbox.build import BuildError, build
+from arena.sandbox.build import BuildError, build, stage
 from arena.sandbox.docker import DockerLauncher
 from arena.sandbox.environment import compile_sdk
 from arena.sandbox.fallback import TRUST_HINT, FallbackLauncher
@@ -129,7 +129,7 @@ def prepare(manifest: BotManifest, backend: str | Backend = Backend.BUBBLEWRAP,
     build's output goes to ``log_dir/builds/``. BuildError if it fails; SandboxError if the
     backend refuses the bot (see ``make_launcher``)."""
     if not manifest.build:
-        return manifest
+        return stage(manifest, cache)  # exactly its sources, as hashed
     builds = log_dir / "builds"
 
     def start(built: BotManifest, label: str) -> StartedProcess:

@@ -52,7 +52,13 @@ from pathlib import Path
 
 from arena.cache import cache_folder
 from arena.sandbox.launcher import StartedProcess
-from arena.sandbox.manifest import BotManifest, ManifestError, ignored_patterns
+from arena.sandbox.manifest import (
+    BotManifest,
+    ManifestError,
+    file_chunks,
+    ignored_patterns,
+    source_entries,
+)
 from arena.sandbox.trees import MOST_TREE_DEPTH, MOST_TREE_PATH_BYTES, path_problem, remove_tree
 from arena.text import visible
 
@@ -176,22 +182,11 @@ def pack_output(folder: Path, archive_path: Path) -> list[str]:
     return dropped
 
 
-def unpack_output(archive_path: Path, target: Path) -> None:
-    """Unpack a build archive into a fresh folder, then move it to ``target`` at once,
-    its digest (``tree_digest``) written beside it first: ``_sound`` checks it on reuse."""
-    staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=target.parent))
-    try:
-        with tarfile.open(archive_path) as archive:
-            archive.extractall(staging, filter="data")
-        staging.chmod(0o755)
-        sums = _digest_path(target)
-        partial = sums.with_name(f".{sums.name}.{os.getpid()}")
-        partial.write_text(tree_digest(staging) + "\n")
-        partial.replace(sums)
-        staging.rename(target)
-    except BaseException:
-        remove_tree(staging)
-        raise
+def unpack_output(archive_path: Path, folder: Path) -> None:
+    """Unpack a build archive into ``folder`` (a fresh one, which ``_kept`` moves into
+    place)."""
+    with tarfile.open(archive_path) as archive:
+        archive.extractall(folder, filter="data")
 
 
 def _digest_path(target: Path) -> Path:
@@ -252,19 +247,14 @@ def _tail(process: StartedProcess) -> str:
     return "\n".join(f"  | {visible(line)}" for line in lines[-TAIL_LINES:]) or "  (no output)"
 
 
-def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProcess],
-          build_seconds: float, cache: Path | None = None) -> BotManifest:
-    """Build ``manifest`` once (see the module documentation) and return the manifest of its
-    built folder. ``start(workspace, label)`` starts the build command of the workspace in
-    the sandbox with a writable folder (``SandboxLauncher.start(..., build=True)``)."""
-    if not manifest.build:
-        return manifest
-    root = cache or cache_root()
+def _kept(root: Path, key: str, fill: Callable[[Path], None]) -> Path:
+    """The cache entry ``root/key``: reused while it matches the digest stored beside it,
+    else made (again) by ``fill`` in a fresh folder, which is moved into place in one step
+    once its digest is written: its existence says it is complete. A file lock makes
+    parallel workers make it once."""
     root.mkdir(mode=0o755, parents=True, exist_ok=True)
     _trusted_cache(root)
-    key = build_key(manifest)
     target = root / key
-    built = dataclasses.replace(manifest, folder=target)
     try:
         locking = os.open(root / f"{key}.lock", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
                           | os.O_CLOEXEC, 0o600)
@@ -272,14 +262,66 @@ def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProc
         raise BuildError(f"the build cache {root}: its lock {key}.lock cannot be opened as "
                          f"a file ({error.strerror}); remove it") from None
     with open(locking, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # parallel workers: one builds, the others reuse
+        fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.lexists(target):
             if _sound(target):
-                return built
-            # Damaged (or kept before digests were): moved aside whole, then built again.
+                return target
+            # Damaged (or kept before digests were): moved aside whole, then made again.
             aside = Path(tempfile.mkdtemp(prefix=".damaged-", dir=root))
-            os.rename(target, aside / "build")
+            os.rename(target, aside / "entry")
             remove_tree(aside)
+        staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=root))
+        try:
+            fill(staging)
+            staging.chmod(0o755)
+            sums = _digest_path(target)
+            partial = sums.with_name(f".{sums.name}.{os.getpid()}")
+            partial.write_text(tree_digest(staging) + "\n")
+            partial.replace(sums)
+            staging.rename(target)
+        except BaseException:
+            remove_tree(staging)
+            raise
+    return target
+
+
+def stage(manifest: BotManifest, cache: Path | None = None) -> BotManifest:
+    """A bot with no build step, as it plays: a copy of exactly its sources, what its
+    content hash covers, kept in the build cache under their digest. Run from its own
+    folder, it also saw what its ``.gitignore`` names, which no hash covers: code put
+    there changed the bot and not its version (review, stop 38)."""
+    folder = manifest.folder
+
+    def fill(staging: Path) -> None:
+        for entry in source_entries(folder, modes=True):
+            path = staging / entry.relative
+            if entry.kind == "dir":
+                path.mkdir(mode=0o755)
+            elif entry.kind == "link":  # checked by load_manifest: it stays in the folder
+                os.symlink(os.fsdecode(entry.target), path)
+            else:
+                with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                                  | os.O_CLOEXEC, 0o644), "wb") as copy:
+                    for chunk in file_chunks(folder, entry):
+                        copy.write(chunk)
+                path.chmod(0o755 if entry.kind == "exec" else 0o644)
+
+    kept = _kept(cache or cache_root(), f"sources-{manifest.content_digest()}", fill)
+    return dataclasses.replace(manifest, folder=kept)
+
+
+def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProcess],
+          build_seconds: float, cache: Path | None = None) -> BotManifest:
+    """Build ``manifest`` once (see the module documentation) and return the manifest of its
+    built folder (a bot with no build step: ``stage``). ``start(workspace, label)`` starts
+    the build command of the workspace in the sandbox with a writable folder
+    (``SandboxLauncher.start(..., build=True)``)."""
+    if not manifest.build:
+        return stage(manifest, cache)
+    root = cache or cache_root()
+    key = build_key(manifest)
+
+    def fill(staging: Path) -> None:
         work = Path(tempfile.mkdtemp(prefix=f".work-{key[:16]}-", dir=root))  # 0700, root's
         try:
             workspace = work / "bot"
@@ -311,7 +353,8 @@ def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProc
                 with contextlib.suppress(OSError), open(process.stderr_path, "a") as log:
                     log.write(f"\n[arena build] left out {len(dropped)} symbolic link(s) and "
                               f"special file(s): {', '.join(dropped[:20])}\n")
-            unpack_output(archive, target)
+            unpack_output(archive, staging)
         finally:
             remove_tree(work)  # the build's own tree: any depth
-    return built
+
+    return dataclasses.replace(manifest, folder=_kept(root, key, fill))
