@@ -154,3 +154,27 @@ def test_copy_leaves_out_what_gitignore_lists(tmp_path: Path) -> None:
                              "x.o": "obj", "keep.txt": "k"})
     built = prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "runs")
     assert (built.folder / "out.txt").read_text() == "clean\n"
+
+
+def test_a_toolchain_outside_the_package_manager_is_part_of_the_build_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another `go` first on PATH (a Go in /usr/local upgraded, a rustup toolchain, a JDK
+    under /opt) built with other tools under the same key (review, stop 38)."""
+    from arena.sandbox.build import toolchain_identity
+
+    toolchain_identity.cache_clear()
+    before = toolchain_identity()
+    tools = tmp_path / "go-1.99" / "bin"
+    tools.mkdir(parents=True)
+    (tools / "go").write_text("#!/bin/sh\necho go1.99\n")
+    (tools / "go").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    toolchain_identity.cache_clear()
+    try:
+        changed = toolchain_identity()
+        (tools / "go").write_text("#!/bin/sh\necho go1.99.1, a new build of it\n")
+        toolchain_identity.cache_clear()
+        upgraded = toolchain_identity()
+    finally:
+        toolchain_identity.cache_clear()
+    assert len({before, changed, upgraded}) == 3

@@ -68,6 +68,9 @@ OUTPUT_LIMIT_BYTES = 4 * 1024 ** 3
 """A build's output (its sources included) may not exceed this, nor ``OUTPUT_LIMIT_ENTRIES``
 files and folders: past it, the build fails rather than fill the referee's disk."""
 OUTPUT_LIMIT_ENTRIES = 200_000
+TOOLCHAIN_COMMANDS = ("cc", "c++", "gcc", "g++", "clang", "clang++", "cmake", "make", "go",
+                      "rustc", "cargo", "java", "javac", "mvn", "node", "npm")
+"""Compilers and runtimes a build may use, each known by the file it is."""
 TOOLCHAIN_FILES = ("/var/lib/dpkg/status",)
 """Where a Debian host lists every installed package's version (the compilers, libraries
 and runtimes a build uses): a change there is a new toolchain, and builds are redone."""
@@ -85,13 +88,28 @@ def cache_root() -> Path:
 @functools.cache
 def toolchain_identity() -> str:
     """A hash of what a build's result depends on besides the bot: the machine, the
-    referee's Python, the installed packages, the operator's extra runtimes."""
+    referee's Python, the installed packages, the operator's extra runtimes, and each
+    compiler and runtime the builds find, where it is and which file it is (its size and
+    time): a Go in /usr/local, a rustup toolchain or a JDK under /opt is no Debian package,
+    and upgrading one reused the builds of the old (review, stop 38)."""
+    from arena.sandbox.runtimes import LANGUAGE_TOOLCHAINS
+
     digest = hashlib.sha256()
     for part in (platform.machine(), sys.version, os.environ.get("ARENA_SANDBOX_RUNTIMES", "")):
         digest.update(part.encode() + b"\0")
     for name in TOOLCHAIN_FILES:
         with contextlib.suppress(OSError):
             digest.update(Path(name).read_bytes())
+    tools = [shutil.which(name) for name in TOOLCHAIN_COMMANDS]
+    folders = {folder for find in set(LANGUAGE_TOOLCHAINS.values()) for folder in find().folders}
+    tools += [str(folder / "bin" / name) for folder in sorted(folders)
+              for name in TOOLCHAIN_COMMANDS]
+    for tool in tools:
+        with contextlib.suppress(OSError, TypeError):
+            path = Path(tool).resolve()  # type: ignore[arg-type]
+            status = path.stat()
+            digest.update(f"{tool}={path}:{status.st_size}:{status.st_mtime_ns}\0".encode(
+                "utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 
