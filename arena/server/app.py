@@ -75,6 +75,10 @@ RECENT_MATCHES = 50
 STATUSES = ("scheduled", "running", "done", "failed", "discarded")
 TOKEN_CACHE = 256
 FORM_OVERHEAD = 64 * 1024
+UPLOADS_AT_ONCE = 2
+"""Upload bodies one author may be sending at once."""
+BODIES_AT_ONCE = 16
+"""Upload bodies the server receives at once (each up to ``max_bytes``, held in memory)."""
 """Room for a multipart form's boundaries and fields around the archive."""
 
 
@@ -488,8 +492,14 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
             return author
         store = context.store()
         versions = store.versions("WHERE b.author_id = ?", (author.id,))
+        # The page says only what the server says: a text taken from the address would let
+        # a link show anything on it, under the league's name (review, stop 38).
+        submitted = request.query_params.get("submitted", "")
+        message = next((f"Submitted {v.bot} version {v.number}: queued for validation"
+                        for v in versions if submitted.isdigit() and v.id == int(submitted)),
+                       None)
         return page("server_me.html", request, versions=versions, page_name="me",
-                    message=request.query_params.get("message"), error=None)
+                    message=message, error=None)
 
     def version_page(request: Request) -> Response:
         author = pages_author(request)
@@ -526,6 +536,9 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                                 "theirs to see")
         return version
 
+    receiving: dict[int, int] = {}
+    """Bodies being read, by author (the event loop's own: no lock)."""
+
     async def submit_form(request: Request) -> Response:
         # The token's check (argon2) in a thread: never on the event loop, which answers
         # everyone (found by attack: wrong tokens sent here slowed every page to seconds).
@@ -534,7 +547,8 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         if isinstance(author, Response):
             return author
         try:
-            body = await read_capped(request, league.uploads.max_bytes + FORM_OVERHEAD)
+            body = await read_capped(request, league.uploads.max_bytes + FORM_OVERHEAD,
+                                     author)
 
             async def replay() -> dict[str, Any]:
                 return {"type": "http.request", "body": body, "more_body": False}
@@ -553,13 +567,12 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
             versions = store.versions("WHERE b.author_id = ?", (author.id,))
             return page("server_me.html", request, status=status, versions=versions,
                         page_name="me", message=None, error=reason)
-        return RedirectResponse(f"/me?message=Submitted {version.bot} version "
-                                f"{version.number}: queued for validation", status_code=303)
+        return RedirectResponse(f"/me?submitted={version.id}", status_code=303)
 
     async def api_submit(request: Request) -> Response:
         author = await run_in_threadpool(need_author, request)  # as submit_form's
         try:
-            archive = await read_capped(request, league.uploads.max_bytes)
+            archive = await read_capped(request, league.uploads.max_bytes, author)
             version = await accept(author, archive)
         except UploadRefused as error:
             headers = {"Retry-After": "600"} if error.status == 429 else None
@@ -568,20 +581,39 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         return JSONResponse(_version_json(version, True), status_code=201,
                             headers={"Location": f"/api/versions/{version.id}"})
 
-    async def read_capped(request: Request, cap: int) -> bytes:
+    async def read_capped(request: Request, cap: int, author: Author) -> bytes:
+        """The upload's body, refused before it is read when its author is past the hourly
+        limit or already sending ``UPLOADS_AT_ONCE``, or the server is receiving
+        ``BODIES_AT_ONCE``: 60 stalled bodies held 335 MiB, and a body was read whole only
+        to be refused by the limit (review, stop 38)."""
         declared = request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > cap:
             raise UploadRefused(413, f"the upload is {declared} bytes; the league accepts "
                                 f"at most {cap} (max_bytes)")
-        chunks = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > cap:
-                raise UploadRefused(413, f"the upload is over {cap} bytes; the league "
-                                    "accepts no more (max_bytes)")
-            chunks.append(chunk)
-        return b"".join(chunks)
+        since = time.time() - 3600
+        sent = await run_in_threadpool(lambda: context.store().uploads_since(author.id, since))
+        if sent >= league.uploads.per_hour:
+            raise UploadRefused(429, f"at most {league.uploads.per_hour} submissions an hour "
+                                "(per_hour); try again later")
+        mine = receiving.get(author.id, 0)
+        if mine >= UPLOADS_AT_ONCE or sum(receiving.values()) >= BODIES_AT_ONCE:
+            raise UploadRefused(429, "too many uploads are being received just now; try "
+                                "again in a minute")
+        receiving[author.id] = mine + 1
+        try:
+            chunks = []
+            size = 0
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > cap:
+                    raise UploadRefused(413, f"the upload is over {cap} bytes; the league "
+                                        "accepts no more (max_bytes)")
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            receiving[author.id] -= 1
+            if not receiving[author.id]:
+                del receiving[author.id]
 
     async def accept(author: Author, archive: bytes) -> Version:
         """Phase, rate limit (counted as the upload arrives), the archive's checks, the

@@ -236,3 +236,66 @@ def test_logging_in_returns_to_the_page_asked_for_with_its_query(client: TestCli
     login = client.post("/login", data={"token": token, "next": "/matches?page=2"},
                         follow_redirects=False)
     assert login.headers["location"] == "/matches?page=2"
+
+
+def test_the_authors_page_shows_no_text_taken_from_its_address(
+        client: TestClient, league: League, token: str) -> None:
+    """``/me?message=...`` showed any text, under the league's name: a phishing link
+    (review, stop 38). The page names only a version of the author's own."""
+    client.cookies.set(COOKIE, token)
+    bait = "Your token was revoked: mail it to helpdesk@evil.example"
+    page = client.get("/me", params={"message": bait, "submitted": "1"})
+    assert page.status_code == 200 and "helpdesk@evil.example" not in page.text
+    assert "Submitted" not in page.text  # no version 1 of alice's
+    store = LeagueStore(league.store_path)
+    number = int(token.split(".")[0])
+    version = store.add_version(number, "mine", "1.0", "h", "s", "/bots/mine", 5)
+    page = client.get("/me", params={"submitted": str(version.id)})
+    assert f"Submitted mine version {version.number}: queued for validation" in page.text
+    other = store.add_version(int(store.add_author("bob").split(".")[0]), "theirs", "1.0",
+                              "h2", "s", "/bots/theirs", 5)
+    assert "theirs" not in client.get("/me", params={"submitted": str(other.id)}).text
+
+
+def test_upload_bodies_are_refused_before_they_are_read(league: League, token: str) -> None:
+    """60 stalled bodies of 5 MB held 335 MiB, and a body was read whole before the hourly
+    limit refused it (review, stop 38): an author sends two at once, and one past the
+    limit is refused before its body is read."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {token}"}
+
+    async def scenario() -> tuple[int, str, int, str]:
+        app = create_app(league, background=False)
+        gate = asyncio.Event()
+
+        async def stalled() -> Any:
+            yield b"x" * 1000
+            await gate.wait()
+
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                     base_url="http://testserver") as client:
+            held = [asyncio.create_task(client.post("/api/submissions", content=stalled(),
+                                                    headers=headers)) for _ in range(2)]
+            await asyncio.sleep(0.3)
+            third = await client.post("/api/submissions", content=b"abc", headers=headers)
+            gate.set()
+            await asyncio.gather(*held)
+            store = LeagueStore(league.store_path)
+            number = int(token.split(".")[0])
+            for _ in range(league.uploads.per_hour):
+                store.reserve_upload(number, time.time() - 3600, 10 ** 6)
+            read = False
+
+            async def watched() -> Any:
+                nonlocal read
+                read = True
+                yield b"abc"
+
+            past = await client.post("/api/submissions", content=watched(), headers=headers)
+        return (third.status_code, third.json()["error"], past.status_code,
+                past.json()["error"] + ("; its body was read" if read else ""))
+
+    third, said, past, past_said = asyncio.run(scenario())
+    assert third == 429 and "being received" in said
+    assert past == 429 and "per_hour" in past_said and "read" not in past_said

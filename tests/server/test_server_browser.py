@@ -90,7 +90,7 @@ def _journey(browser: Any, server: Server, tmp_path: Path) -> None:
 
         page.set_input_files("#archive", str(archive))
         page.click("button[type=submit]:has-text('Submit')")
-        page.wait_for_url(re.compile(r".*/me\?message=.*"))
+        page.wait_for_url(re.compile(r".*/me\?submitted=[0-9]+$"))
         assert "Submitted greedy version 1" in page.locator("#message").inner_text()
         status = page.locator("#versions tr[data-version] td.status")
         seen = [status.inner_text()]
