@@ -599,8 +599,16 @@ class LeagueStore:
         return found[0] if found else None
 
     def next_queued(self) -> Version | None:
-        row = self.db.execute("SELECT id FROM versions WHERE status = 'queued' "
-                              "ORDER BY id LIMIT 1").fetchone()
+        """The next version to validate, the authors taking turns: the oldest queued one of
+        the author whose latest version taken from the queue is the oldest. In order of
+        submission, one author's slow builds kept everyone else's versions waiting (review,
+        stop 38)."""
+        row = self.db.execute(
+            "SELECT v.id FROM versions v JOIN bots b ON b.id = v.bot_id "
+            "WHERE v.status = 'queued' ORDER BY ("
+            "  SELECT COALESCE(MAX(w.id), 0) FROM versions w JOIN bots c ON c.id = w.bot_id "
+            "  WHERE c.author_id = b.author_id AND w.status != 'queued'), v.id LIMIT 1"
+        ).fetchone()
         return None if row is None else self.version(row[0])
 
     def set_status(self, version_id: int, status: str, *, build_log: str | None = None,

@@ -157,6 +157,20 @@ def test_a_final_with_a_failed_match_publishes_no_key_until_the_organiser_decide
     assert main(["server", "final", "again", *league_file]) == 2
 
 
+def test_authors_take_turns_in_the_validation_queue(store: LeagueStore) -> None:
+    """Three slow builds of one author kept another's version waiting behind them (in
+    order of submission; review, stop 38)."""
+    mallory, alice = _author(store, "mallory"), _author(store, "alice")
+    slow = [store.add_version(mallory, f"slow{n}", "1", f"h{n}", "s", f"/b/{n}", 5).id
+            for n in range(3)]
+    fix = store.add_version(alice, "fix", "1", "hf", "s", "/b/f", 5).id
+    taken = []
+    while (version := store.next_queued()) is not None:
+        taken.append(version.id)
+        store.set_status(version.id, "building")
+    assert taken == [slow[0], fix, slow[1], slow[2]]
+
+
 def test_versions_retire_names_belong_to_authors(store: LeagueStore) -> None:
     alice, bob = _author(store, "alice"), _author(store, "bob")
     one = _version(store, alice, "a")
