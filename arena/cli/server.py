@@ -2,6 +2,7 @@
 
     arena server LEAGUE.toml [--host H] [--port P]   start it (HTTP API, pages, ladder)
     arena server add-author NAME [--league F]        a new author; prints their token once
+    arena server rotate-token NAME [--league F]      a new token for them; the old one stops
     arena server advance PHASE [--league F]          open -> frozen -> final, by hand
     arena server withdraw BOT | readmit BOT          take a bot off the ladder, or back
     arena server disqualify BOT --reason TEXT        the reason is shown publicly
@@ -23,7 +24,8 @@ from arena.cli.common import port_number
 from arena.league.store import StoreError
 from arena.processes import raise_descriptor_limit
 
-ACTIONS = ("add-author", "advance", "withdraw", "disqualify", "readmit", "final")
+ACTIONS = ("add-author", "rotate-token", "advance", "withdraw", "disqualify", "readmit",
+           "final")
 
 
 def _fail(message: str) -> int:
@@ -37,7 +39,8 @@ def _server(args: argparse.Namespace) -> int:
 
     words: list[str] = args.words
     action = words[0] if words[0] in ACTIONS else None
-    argument = {"add-author": "NAME", "advance": "PHASE", "final": "retry|close"}
+    argument = {"add-author": "NAME", "rotate-token": "NAME", "advance": "PHASE",
+                "final": "retry|close"}
     if action is None:
         if len(words) != 1:
             return _fail(f"expected one league file, or an action ({', '.join(ACTIONS)}); "
@@ -72,6 +75,15 @@ def _act(league: Any, action: str, value: str, args: argparse.Namespace) -> int:
             except Conflict as error:
                 return _fail(str(error))
             print(f"author {value} added; their token (shown only now, keep it secret):")
+            print(token)
+            return 0
+        if action == "rotate-token":
+            try:
+                token = store.rotate_token(value)
+            except Conflict as error:
+                return _fail(str(error))
+            print(f"a new token for {value} (shown only now, keep it secret; the old one no "
+                  "longer works):")
             print(token)
             return 0
         if action == "advance":

@@ -471,6 +471,18 @@ class LeagueStore:
                                 "VALUES (?, ?, ?)", (name, digest, time.time()))
         return f"{cursor.lastrowid}.{secret}"
 
+    def rotate_token(self, name: str) -> str:
+        """A new token for the author ``name`` (``ID.SECRET``, not kept); the old one stops
+        working at once. Conflict for an unknown author."""
+        secret = secrets.token_urlsafe(32)
+        with self.transaction() as db:
+            row = db.execute("SELECT id FROM authors WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise Conflict(f"no author named {name!r}")
+            db.execute("UPDATE authors SET token_hash = ? WHERE id = ?",
+                       (_secret_digest(secret), row[0]))
+        return f"{row[0]}.{secret}"
+
     def authenticate(self, token: str) -> Author | None:
         """The author whose token this is, or None (malformed, unknown or wrong)."""
         number, _, secret = token.partition(".")

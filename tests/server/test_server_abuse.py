@@ -299,3 +299,20 @@ def test_upload_bodies_are_refused_before_they_are_read(league: League, token: s
     third, said, past, past_said = asyncio.run(scenario())
     assert third == 429 and "being received" in said
     assert past == 429 and "per_hour" in past_said and "read" not in past_said
+
+
+def test_a_rotated_token_stops_working_at_once(client: TestClient, league: League,
+                                               token: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Tokens could not be revoked, and a running server kept a token it had seen (review,
+    stop 38)."""
+    from arena.cli import main
+
+    bearer = {"Authorization": f"Bearer {token}"}
+    assert client.get("/api/me", headers=bearer).status_code == 200
+    assert main(["server", "rotate-token", "alice", "--league", str(league.path)]) == 0
+    new = capsys.readouterr().out.strip().splitlines()[-1]
+    assert new != token and new.split(".")[0] == token.split(".")[0]
+    assert client.get("/api/me", headers=bearer).status_code == 401
+    assert client.get("/api/me", headers={"Authorization": f"Bearer {new}"}).status_code == 200
+    assert main(["server", "rotate-token", "nobody", "--league", str(league.path)]) == 2
