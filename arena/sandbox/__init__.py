@@ -44,7 +44,7 @@ def _warn_once(message: str) -> None:
 
 def untrusted_refused(manifest: BotManifest | None, reason: str | None) -> SandboxError:
     why = f"bubblewrap cannot run here ({reason}), and " if reason else ""
-    who = f"bot {manifest.label} ({manifest.folder}): " if manifest is not None else ""
+    who = f"bot {manifest.label} ({manifest.home}): " if manifest is not None else ""
     what = "it" if manifest is not None else "them"
     return SandboxError(
         f"{who}{why}the fallback sandbox cannot contain an untrusted bot (it sees the host's "

@@ -233,9 +233,9 @@ class BubblewrapLauncher(SandboxLauncher):
             unreadable = unreadable_by_others(manifest.folder)
             if unreadable:
                 raise SandboxError(
-                    f"{manifest.folder}: {unreadable} cannot be read by other users, and the "
+                    f"{manifest.home}: {unreadable} cannot be read by other users, and the "
                     "sandboxed bot runs under a uid of its own; make the bot folder readable: "
-                    f"chmod -R o+rX {manifest.folder}")
+                    f"chmod -R o+rX {manifest.home}")
         if not self.distinct_uid:
             self.warnings.append("the referee is not root: bots run under the referee's uid "
                                  "(in their own user namespace), RLIMIT_NPROC is not set")
@@ -254,7 +254,7 @@ class BubblewrapLauncher(SandboxLauncher):
                                 runtime_paths(self.manifest, argv, self.declared))
         if outside:
             raise SandboxError(
-                f"{self.manifest.folder / 'bot.toml'}: the command {argv} uses "
+                f"{self.manifest.home / 'bot.toml'}: the command {argv} uses "
                 f"{', '.join(outside)}, outside the bot folder; the sandbox shows a bot only "
                 "its own folder and the runtimes: copy what it needs into the folder, or "
                 "declare the system folder of its runtime in bot.toml (runtimes = [...])")
@@ -306,7 +306,7 @@ class BubblewrapLauncher(SandboxLauncher):
             except build_network.NetworkUnavailable as error:
                 process.kill()
                 raise SandboxError(
-                    f"{self.manifest.folder}: the build step may use the network, but its "
+                    f"{self.manifest.home}: the build step may use the network, but its "
                     f"network could not be set up ({error}); install the Debian package "
                     "passt, or build offline (--offline-build, build_network = false)"
                 ) from None

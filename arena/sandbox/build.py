@@ -325,7 +325,7 @@ def stage(manifest: BotManifest, cache: Path | None = None) -> BotManifest:
                 path.chmod(0o755 if entry.kind == "exec" else 0o644)
 
     kept = _kept(cache or cache_root(), f"sources-{manifest.content_digest()}", fill)
-    return dataclasses.replace(manifest, folder=kept)
+    return dataclasses.replace(manifest, folder=kept, origin=manifest.home)
 
 
 def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProcess],
@@ -375,4 +375,4 @@ def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProc
         finally:
             remove_tree(work)  # the build's own tree: any depth
 
-    return dataclasses.replace(manifest, folder=_kept(root, key, fill))
+    return dataclasses.replace(manifest, folder=_kept(root, key, fill), origin=manifest.home)

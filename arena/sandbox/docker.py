@@ -177,8 +177,8 @@ class DockerLauncher(SandboxLauncher):
         unreadable = unreadable_by_others(manifest.folder)
         if unreadable:
             raise SandboxError(
-                f"{manifest.folder}: {unreadable} cannot be read by other users, and the bot's "
-                f"container runs under a uid of its own: chmod -R o+rX {manifest.folder}")
+                f"{manifest.home}: {unreadable} cannot be read by other users, and the bot's "
+                f"container runs under a uid of its own: chmod -R o+rX {manifest.home}")
 
     def isolation(self) -> dict[str, Any]:
         return {"engine": "docker", "image": self.image, "network": "none",

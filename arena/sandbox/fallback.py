@@ -203,7 +203,7 @@ class FallbackLauncher(SandboxLauncher):
             # capability there (it could otherwise change its address and reach the host).
             unshare, setpriv = shutil.which("unshare"), shutil.which("setpriv")
             if unshare is None or setpriv is None or uid is None:
-                raise SandboxError(f"{self.manifest.folder}: an online build under the "
+                raise SandboxError(f"{self.manifest.home}: an online build under the "
                                    "fallback needs root, unshare and setpriv; build offline")
             command = [unshare, "--user", "--map-root-user", "--net", "--", setpriv,
                        *DROP_PRIVILEGES, "--", *build_network.waiting_for_route(command)]
@@ -251,7 +251,7 @@ class FallbackLauncher(SandboxLauncher):
             except build_network.NetworkUnavailable as error:
                 process.kill()
                 raise SandboxError(
-                    f"{self.manifest.folder}: the build step may use the network, but its "
+                    f"{self.manifest.home}: the build step may use the network, but its "
                     f"network could not be set up ({error}; the fallback needs user "
                     "namespaces for it); install the Debian package passt, or build "
                     "offline (--offline-build, build_network = false)") from None

@@ -88,9 +88,18 @@ class BotManifest:
     """Read-only host folders the bot's language needs beyond its automatic runtime; the
     sandbox checks each (``arena.sandbox.runtimes.declared_folders``) before binding it."""
 
+    origin: Path | None = None
+    """The author's own folder when ``folder`` is a copy of it (its build's output, or its
+    sources as they play): what messages about the bot name."""
+
     @property
     def label(self) -> str:
         return f"{self.name} {self.version}"
+
+    @property
+    def home(self) -> Path:
+        """The folder the bot's author knows it by (see ``origin``)."""
+        return self.origin or self.folder
 
     def content_hash(self) -> str:
         """A short hash of every file in the folder, so a changed bot is a new version (the

@@ -273,7 +273,7 @@ def declared_folders(manifest: BotManifest, protected: Sequence[Path]) -> list[P
         why = refusal(entry, guarded, trusted)
         if why is not None:
             raise SandboxError(
-                f"{manifest.folder / 'bot.toml'}: field 'runtimes': {entry} is refused: {why}. "
+                f"{manifest.home / 'bot.toml'}: field 'runtimes': {entry} is refused: {why}. "
                 "Declare only read-only system folders your language needs (under /usr, /opt "
                 f"or /etc/<name>); an operator can allow others with {OPERATOR_VARIABLE}")
         folders.append(Path(entry).resolve())
