@@ -605,13 +605,14 @@ class Match:
         self.round = self._variant_round(self.rounds_played + 1, starter)
 
     def _round_loser(self, hands: list[list[Card]], winner: int) -> int:
-        """§31: the seat with the most points left in hand; a tie goes to the tied seat
-        first clockwise from the winner."""
+        """§31: the seat with the most points left in hand; among tied seats one still
+        holding cards (§29: a seat out holds none, and "the last player loses"; review,
+        stop 38), then the first clockwise from the winner."""
         zero_50 = self.options.zero_scores_50
         n = self.players
         others = [(winner + offset) % n for offset in range(1, n)]
         return max(others, key=lambda seat: (hand_points(hands[seat], zero_50),
-                                             -others.index(seat)))
+                                             bool(hands[seat]), -others.index(seat)))
 
 
 def arrange_round(

@@ -16,6 +16,7 @@ from arena.rules.scoring import lazy_places
 from arena.rules.state import Match
 
 LAZY = RuleOptions(lazy_scoring=True)
+LAZY_LAST = RuleOptions(lazy_scoring=True, until_the_last=True)
 ONE_ROUND = RuleOptions(lazy_scoring=True, rounds=1)
 
 ROUNDS = [
@@ -40,6 +41,15 @@ ROUNDS = [
         ["play R9"],
         "lost: 0 0 1 0 | dealer: 2",
         LAZY,
+    ),
+    MatchCase(
+        # Review, stop 38: every seat but the winner had 0 points, and the tie went to the
+        # seat out second (first clockwise from the winner), not the one left with cards.
+        "§31/§29 a tie for the most points goes to a seat still holding cards",
+        "0: R3 | 1: R4 | 2: R0 | draw: Y9 Y8 Y7 | discard: R9 | turn: 0",
+        ["play R3", "play R4"],
+        "won: 1 0 0 | lost: 0 0 1 | dealer: 2 | starter: 0",
+        LAZY_LAST,
     ),
     MatchCase(
         "§31 the tie-break counts clockwise from the winner, wrapping round",
