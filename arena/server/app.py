@@ -420,7 +420,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
                     next=request.query_params.get("next", "/me"))
 
     async def login(request: Request) -> Response:
-        refuse_cross_site(request)
+        refuse_cross_site(request, league.public_url)
         async with request.form(max_files=0, max_fields=4, max_part_size=4096) as form:
             token = str(form.get("token", "")).strip()
             target = str(form.get("next", "/me"))
@@ -438,7 +438,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         return response
 
     def logout(request: Request) -> Response:
-        refuse_cross_site(request)
+        refuse_cross_site(request, league.public_url)
         response = RedirectResponse("/", status_code=303)
         response.delete_cookie(COOKIE, httponly=True, samesite="strict")
         return response
@@ -539,7 +539,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
     async def submit_form(request: Request) -> Response:
         # The token's check (argon2) in a thread: never on the event loop, which answers
         # everyone (found by attack: wrong tokens sent here slowed every page to seconds).
-        refuse_cross_site(request)
+        refuse_cross_site(request, league.public_url)
         author = await run_in_threadpool(pages_author, request)
         if isinstance(author, Response):
             return author
@@ -831,16 +831,21 @@ class SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
-def refuse_cross_site(request: Request) -> None:
+def refuse_cross_site(request: Request, public_url: str | None = None) -> None:
     """HTTP 403 for a browser's form sent from another site (its Origin, or else its
-    Referer, names another host, or is ``null``): no page elsewhere may log a visitor in
-    to an account of its choosing (found by attack: then steer them to submit their bot
+    Referer, names another host than the request's, or than the league's ``public_url``
+    behind a proxy that rewrites Host; or is ``null``): no page elsewhere may log a visitor
+    in to an account of its choosing (found by attack: then steer them to submit their bot
     to it), log them out, or submit for them. A request naming no origin (a script, the
     API's clients) is not a browser's form, and goes on."""
     said = request.headers.get("origin") or request.headers.get("referer")
     if said is None:
         return
-    if said == "null" or urlsplit(said).netloc != request.headers.get("host", ""):
+    where = urlsplit(said)
+    ours = {request.headers.get("host", "")}
+    if public_url:
+        ours.add(urlsplit(public_url).netloc)
+    if said == "null" or where.netloc not in ours:
         raise HTTPException(403, "a form sent from another site is refused; use the "
                             "league's own pages")
 

@@ -143,6 +143,10 @@ class League:
     limits: Limits
     sandbox: SandboxSettings
     cluster: ClusterSettings | None = None
+    public_url: str | None = None
+    """Where browsers reach the league (``https://uno.example.org``) when a reverse proxy
+    stands before it: a form's Origin is compared with it, as the proxy may rewrite the
+    Host header (nginx does by default)."""
 
     @property
     def store_path(self) -> Path:
@@ -150,7 +154,7 @@ class League:
 
 
 _KNOWN = {
-    "league": {"name", "data", "host", "port"},
+    "league": {"name", "data", "host", "port", "public_url"},
     "phases": {"open_until", "frozen_until"},
     "ladder": {f.name for f in fields(LadderSettings)},
     "final": {f.name for f in fields(FinalSettings)},
@@ -324,4 +328,6 @@ def load_league(path: Path | str) -> League:
         uploads=upload_settings,
         validation_matches=validation.integer("matches", 2, 1, 20),
         rules=rules, limits=limits, sandbox=sandbox, cluster=cluster,
+        public_url=(league.string("public_url", None, r"https?://[A-Za-z0-9.:\[\]-]+")
+                    if "public_url" in league.data else None),
     )

@@ -316,3 +316,43 @@ def test_a_rotated_token_stops_working_at_once(client: TestClient, league: Leagu
     assert client.get("/api/me", headers=bearer).status_code == 401
     assert client.get("/api/me", headers={"Authorization": f"Bearer {new}"}).status_code == 200
     assert main(["server", "rotate-token", "nobody", "--league", str(league.path)]) == 2
+
+
+@pytest.mark.parametrize(("origin", "refused"), [
+    ("https://uno.example.org", False),
+    ("https://evil.example", True),
+    ("http://internal:8080", True),
+])
+def test_behind_a_proxy_that_rewrites_host_forms_are_checked_against_the_public_url(
+        league: League, token: str, origin: str, refused: bool) -> None:
+    """nginx's default proxy_set_header Host $proxy_host rewrote Host, and every login
+    from the league's own pages was refused (review, stop 38)."""
+    import dataclasses
+
+    public = dataclasses.replace(league, public_url="https://uno.example.org")
+    with TestClient(create_app(public, background=False), base_url="http://internal:8080"
+                    ) as client:
+        login = client.post("/login", data={"token": token, "next": "/me"},
+                            headers={"Origin": origin, "Host": "127.0.0.1:8080"},
+                            follow_redirects=False)
+    assert login.status_code == (403 if refused else 303)
+
+
+@pytest.mark.parametrize(("value", "accepted"), [
+    ('"https://uno.example.org"', True), ('"http://[::1]:8080"', True),
+    ('"ftp://uno.example.org"', False), ('"https://uno.example.org/league"', False),
+    ("5", False),
+])
+def test_the_public_url_is_an_origin(tmp_path: Path, value: str, accepted: bool) -> None:
+    from league_servers import write_league
+
+    from arena.server.config import LeagueError, load_league
+
+    path = write_league(tmp_path)
+    path.write_text(path.read_text().replace('data = "data"\n',
+                                             f'data = "data"\npublic_url = {value}\n'))
+    if accepted:
+        assert load_league(path).public_url == value.strip('"')
+    else:
+        with pytest.raises(LeagueError, match="public_url"):
+            load_league(path)
