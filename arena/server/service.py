@@ -32,6 +32,7 @@ from arena.league.executor import Executor, JobOutcome, LocalExecutor, MatchJob
 from arena.league.store import StoreError
 from arena.rules.seeds import MatchSeed
 from arena.sandbox import BotManifest, ManifestError, load_manifest
+from arena.sandbox.trees import remove_tree
 from arena.server import ladder
 from arena.server.config import League
 from arena.server.store import FINAL_ATTEMPTS, LeagueStore
@@ -188,11 +189,25 @@ class LeagueService:
             return
         if not checked.passed:
             store.set_status(version_id, "failed", check_report=self._shown(checked.report))
+            self._drop_build(store, built.built.folder)
             return
         with store.transaction() as db:
             db.execute("UPDATE versions SET check_report = ?, play_folder = ? WHERE id = ?",
                        (self._shown(checked.report), str(built.built.folder), version_id))
         store.activate(version_id, self.league.ladder.versions_active_per_bot)
+
+    def _drop_build(self, store: LeagueStore, folder: Path) -> None:
+        """Remove the build of a version that failed its check, unless a version plays from
+        it: 267 bytes of upload left 512 MB of build for good (review, stop 38). Its next
+        submission builds it again."""
+        builds = (self.league.data / "builds").resolve()
+        if folder.resolve().parent != builds:
+            return  # not a build (a bot with no build step plays from its stored sources)
+        if store.db.execute("SELECT 1 FROM versions WHERE play_folder = ?",
+                            (str(folder),)).fetchone():
+            return
+        remove_tree(folder)
+        folder.with_name(f"{folder.name}.sha256").unlink(missing_ok=True)
 
     def _shown(self, text: str) -> str:
         """What an author reads of a build or check: the server's paths named, not shown

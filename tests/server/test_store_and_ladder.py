@@ -171,6 +171,29 @@ def test_authors_take_turns_in_the_validation_queue(store: LeagueStore) -> None:
     assert taken == [slow[0], fix, slow[1], slow[2]]
 
 
+def test_the_build_of_a_version_that_failed_its_check_is_removed(
+        store: LeagueStore, league: League) -> None:
+    """512 MB a build left stayed for good when its bot then failed its check (review,
+    stop 38); a build another version plays from stays."""
+    from arena.server.service import LeagueService
+
+    builds = league.data / "builds"
+    failed, shared = builds / ("a" * 64), builds / ("b" * 64)
+    for folder in (failed, shared):
+        (folder / "out").mkdir(parents=True)
+        folder.with_name(f"{folder.name}.sha256").write_text("x\n")
+    version = _version(store, _author(store, "alice"), "a")
+    with store.transaction() as db:
+        db.execute("UPDATE versions SET play_folder = ? WHERE id = ?", (str(shared), version))
+    sources = league.data / "bots" / ("c" * 64)
+    sources.mkdir(parents=True)
+    service = LeagueService(league)
+    for folder in (failed, shared, sources):
+        service._drop_build(store, folder)
+    assert not failed.exists() and not (builds / f"{'a' * 64}.sha256").exists()
+    assert shared.is_dir() and sources.is_dir()
+
+
 def test_versions_retire_names_belong_to_authors(store: LeagueStore) -> None:
     alice, bob = _author(store, "alice"), _author(store, "bob")
     one = _version(store, alice, "a")
