@@ -3,9 +3,9 @@
 The build never writes into the entrant's folder, and nothing it leaves behind is ever
 followed, written or changed by the referee (which runs as root):
 
-1. a private copy of the sources (leaving out ``__pycache__`` and what the folder's
-   ``.gitignore`` lists at its top level, such as ``build/`` or ``node_modules/``) is made in
-   a fresh work folder, and handed to the build's own uid;
+1. a private copy of exactly the sources its content hash covers (leaving out
+   ``__pycache__`` and what the folder's ``.gitignore`` names, such as ``build/`` or
+   ``node_modules/``) is made in a fresh work folder, and handed to the build's own uid;
 2. the build runs in the same sandbox as the bot, with that copy as its writable ``/bot``,
    the build limits (``SandboxLimits.for_build``) and its own wall-clock limit;
 3. once every process of the build is gone, its output is packed into an archive: the walk
@@ -34,7 +34,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
-import fnmatch
 import functools
 import hashlib
 import json
@@ -56,7 +55,6 @@ from arena.sandbox.manifest import (
     BotManifest,
     ManifestError,
     file_chunks,
-    ignored_patterns,
     source_entries,
 )
 from arena.sandbox.trees import MOST_TREE_DEPTH, MOST_TREE_PATH_BYTES, path_problem, remove_tree
@@ -100,13 +98,13 @@ def toolchain_identity() -> str:
     for name in TOOLCHAIN_FILES:
         with contextlib.suppress(OSError):
             digest.update(Path(name).read_bytes())
-    tools = [shutil.which(name) for name in TOOLCHAIN_COMMANDS]
+    tools = [found for name in TOOLCHAIN_COMMANDS if (found := shutil.which(name))]
     folders = {folder for find in set(LANGUAGE_TOOLCHAINS.values()) for folder in find().folders}
     tools += [str(folder / "bin" / name) for folder in sorted(folders)
               for name in TOOLCHAIN_COMMANDS]
     for tool in tools:
-        with contextlib.suppress(OSError, TypeError):
-            path = Path(tool).resolve()  # type: ignore[arg-type]
+        with contextlib.suppress(OSError):
+            path = Path(tool).resolve()
             status = path.stat()
             digest.update(f"{tool}={path}:{status.st_size}:{status.st_mtime_ns}\0".encode(
                 "utf-8", "surrogateescape"))
@@ -121,20 +119,23 @@ def build_key(manifest: BotManifest) -> str:
 
 
 def copy_sources(folder: Path, target: Path) -> None:
-    """Copy the bot folder to ``target``, leaving out what its .gitignore names (the folder
-    was checked by ``load_manifest``: its links stay inside it)."""
-    patterns = ignored_patterns(folder)
-
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        relative = Path(directory).relative_to(folder)
-        skipped = set()
-        for name in names:
-            path = (relative / name).as_posix()
-            if any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(path, p) for p in patterns):
-                skipped.add(name)
-        return skipped
-
-    shutil.copytree(folder, target, ignore=ignore, symlinks=True)
+    """Copy exactly the bot's sources, what its content hash covers (``source_entries``:
+    not what its .gitignore names), into ``target`` (made if missing), file by file below
+    the folder, never through a link (the folder was checked by ``load_manifest``: its
+    links stay inside it)."""
+    target.mkdir(mode=0o755, exist_ok=True)
+    for entry in source_entries(folder, modes=True):
+        path = target / entry.relative
+        if entry.kind == "dir":
+            path.mkdir(mode=0o755)
+        elif entry.kind == "link":
+            os.symlink(os.fsdecode(entry.target), path)
+        else:
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                              | os.O_CLOEXEC, 0o644), "wb") as copy:
+                for chunk in file_chunks(folder, entry):
+                    copy.write(chunk)
+            path.chmod(0o755 if entry.kind == "exec" else 0o644)
 
 
 def hand_over(folder: Path, uid: int) -> None:
@@ -308,23 +309,8 @@ def stage(manifest: BotManifest, cache: Path | None = None) -> BotManifest:
     content hash covers, kept in the build cache under their digest. Run from its own
     folder, it also saw what its ``.gitignore`` names, which no hash covers: code put
     there changed the bot and not its version (review, stop 38)."""
-    folder = manifest.folder
-
-    def fill(staging: Path) -> None:
-        for entry in source_entries(folder, modes=True):
-            path = staging / entry.relative
-            if entry.kind == "dir":
-                path.mkdir(mode=0o755)
-            elif entry.kind == "link":  # checked by load_manifest: it stays in the folder
-                os.symlink(os.fsdecode(entry.target), path)
-            else:
-                with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                                  | os.O_CLOEXEC, 0o644), "wb") as copy:
-                    for chunk in file_chunks(folder, entry):
-                        copy.write(chunk)
-                path.chmod(0o755 if entry.kind == "exec" else 0o644)
-
-    kept = _kept(cache or cache_root(), f"sources-{manifest.content_digest()}", fill)
+    kept = _kept(cache or cache_root(), f"sources-{manifest.content_digest()}",
+                 lambda staging: copy_sources(manifest.folder, staging))
     return dataclasses.replace(manifest, folder=kept, origin=manifest.home)
 
 

@@ -75,11 +75,11 @@ RECENT_MATCHES = 50
 STATUSES = ("scheduled", "running", "done", "failed", "discarded")
 TOKEN_CACHE = 256
 FORM_OVERHEAD = 64 * 1024
+"""Room for a multipart form's boundaries and fields around the archive."""
 UPLOADS_AT_ONCE = 2
 """Upload bodies one author may be sending at once."""
 BODIES_AT_ONCE = 16
 """Upload bodies the server receives at once (each up to ``max_bytes``, held in memory)."""
-"""Room for a multipart form's boundaries and fields around the archive."""
 
 
 class Unauthorized(HTTPException):

@@ -105,9 +105,6 @@ def unpack_isolated(archive: bytes, caps: Caps, store: Path,
     ``tarfile`` (CVE-2024-6232, its regex quadratic in the header) and the GIL with it for
     12 s, every page waiting; 40,000 ``.gitignore`` patterns took 470 s (review, stop 38).
     The child's work folder is made and removed here, whatever becomes of the child."""
-    if len(archive) > caps.max_bytes:
-        raise UploadRefused(413, f"the archive is {len(archive)} bytes; the league accepts "
-                            f"at most {caps.max_bytes} (max_bytes)")
     store.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".upload-", dir=store))
     try:
@@ -169,7 +166,7 @@ def _unpack_child() -> int:
     store, work, max_bytes, max_unpacked, max_files, cpu = sys.argv[1:7]
     resource.setrlimit(resource.RLIMIT_CPU, (int(cpu), int(cpu) + 1))
     resource.setrlimit(resource.RLIMIT_AS, (UNPACK_MEMORY_BYTES, UNPACK_MEMORY_BYTES))
-    archive = sys.stdin.buffer.read(int(max_bytes) + 1)
+    archive = sys.stdin.buffer.read(int(max_bytes) + 1)  # one more: unpack refuses it
     try:
         unpacked = unpack(archive, Caps(int(max_bytes), int(max_unpacked), int(max_files)),
                           Path(store), Path(work))
