@@ -194,6 +194,24 @@ def test_the_build_of_a_version_that_failed_its_check_is_removed(
     assert shared.is_dir() and sources.is_dir()
 
 
+def test_an_upload_a_killed_server_was_taking_is_settled_at_start(store: LeagueStore
+                                                                  ) -> None:
+    """Its row stayed ``receiving`` for good (review, stop 38); one still arriving (younger
+    than ABANDONED_SECONDS) is left to finish."""
+    from arena.server.uploads import ABANDONED_SECONDS
+
+    author = _author(store, "alice")
+    old = store.reserve_upload(author, 0.0, 10)
+    new = store.reserve_upload(author, 0.0, 10)
+    with store.transaction() as db:
+        db.execute("UPDATE uploads SET at = ? WHERE id = ?",
+                   (time.time() - ABANDONED_SECONDS - 60, old))
+    store.recover()
+    outcomes = dict(store.db.execute("SELECT id, outcome FROM uploads").fetchall())
+    assert outcomes[old] == "refused: the server stopped while taking it"
+    assert outcomes[new] == "receiving"
+
+
 def test_versions_retire_names_belong_to_authors(store: LeagueStore) -> None:
     alice, bob = _author(store, "alice"), _author(store, "bob")
     one = _version(store, alice, "a")
