@@ -154,13 +154,31 @@ def test_refeed_of_a_fault_gives_the_bots_answer_beside_the_logged_one(
     assert result.stdout.rstrip().endswith("DIFFERENT answer")
 
 
-def play_log(bot: str, folder: Path, *extra: str) -> Path:
-    """One short match of the sample bot ``bot`` (seat 0) against greedy, by `arena play`."""
+def seat_decisions(log: Path, seat: int) -> list[dict]:
+    return [r for r in read_log(log) if r["type"] == "decision" and r["seat"] == seat]
+
+
+def seat_named(log: Path, name: str) -> int:
+    seats = next(r["seats"] for r in read_log(log) if r["type"] == "seats")
+    return next(s["seat"] for s in seats if s["name"] == name)
+
+
+def play_log(bot: str, folder: Path, least_decisions: int = 4) -> tuple[Path, int]:
+    """A short match of the sample bot ``bot`` against greedy, by `arena play`, in which
+    ``bot`` made at least ``least_decisions`` decisions: the log and the bot's seat. The
+    deals are secret, so a match to 100 can end before a seat has played that often: of
+    three matches (the seats alternate), the one where ``bot`` decided most."""
     result = arena("play", str(SAMPLES / bot), str(SAMPLES / "python" / "greedy"),
-                   "--matches", "1", "--target", "100", "--logs", str(folder),
-                   "--build-network", *extra, cwd=folder.parent)
+                   "--matches", "3", "--target", "100", "--logs", str(folder),
+                   "--build-network", cwd=folder.parent)
     assert result.returncode == 0, result.stdout + result.stderr
-    return folder / "match-0001.jsonl.gz"
+    logs = sorted(folder.glob("match-*.jsonl.gz"))
+    assert len(logs) == 3
+    name = next(r["seats"][0]["name"] for r in read_log(logs[0]) if r["type"] == "seats")
+    plays = [(log, seat_named(log, name)) for log in logs]
+    log, seat = max(plays, key=lambda play: len(seat_decisions(*play)))
+    assert len(seat_decisions(log, seat)) >= least_decisions
+    return log, seat
 
 
 # The deterministic sample bots: their answer is a function of the request and their seed.
@@ -218,12 +236,12 @@ def test_the_sdks_generator_is_a_function_of_the_seed_and_the_observation() -> N
 def test_refeed_reproduces_the_logged_answer(bot: str, tmp_path: Path) -> None:
     # The deals come from a fresh secret key, kept beside the logs: refeed finds it and
     # gives the bot its own match seed (the random bot's first answer depends on it).
-    log = play_log(bot, tmp_path / "play")
-    decisions = [r for r in read_log(log) if r["type"] == "decision" and r["seat"] == 0]
+    log, seat = play_log(bot, tmp_path / "play", max(REFEEDS[bot]))
+    decisions = seat_decisions(log, seat)
     assert all(r["source"] == "bot" for r in decisions)
     for number in REFEEDS[bot]:
         number = number if number > 0 else len(decisions)
-        result = arena("refeed", str(log), "--seat", "0", "--decision", str(number),
+        result = arena("refeed", str(log), "--seat", str(seat), "--decision", str(number),
                        str(SAMPLES / bot), "--logs", str(tmp_path / "refeed"),
                        "--build-network", cwd=tmp_path)
         assert result.returncode == 0, (number, result.stdout + result.stderr)
