@@ -53,7 +53,8 @@ def sandbox_limits(args: argparse.Namespace, command: str) -> SandboxLimits | No
     try:
         return SandboxLimits(memory_mib=args.memory, processes=args.processes,
                              cpu_seconds=args.cpu_seconds,
-                             build_network=args.build_network)
+                             build_network=args.build_network,
+                             build_hosts=tuple(args.build_host or ()))
     except ValueError as error:
         print(f"arena {command}: {error}", file=sys.stderr)
         return None
@@ -103,6 +104,10 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
     network.add_argument("--offline-build", action="store_false", dest="build_network",
                          default=False,
                          help="no network during build steps (the default)")
+    parser.add_argument("--build-host", action="append", metavar="HOST",
+                        help="with --build-network, a host the build may reach beyond the "
+                             "package registries (a mirror; repeatable; *.domain for its "
+                             "subdomains)")
     add_trust_option(parser)
 
 

@@ -22,6 +22,7 @@
     [sandbox]
     backend = "bubblewrap"
     build_network = false      # true: build steps reach registries (never the host)
+    build_hosts = []           # hosts beyond the known registries ("npm.example.org")
     trusted_bots = false       # true: the fallback sandbox may run them (see arena/sandbox)
     off_turn = "throttle"      # a bot off turn: "throttle" (1% of a core), "freeze", "run"
 
@@ -76,6 +77,9 @@ class SandboxSettings:
     in ``arena check`` and ``arena play``: a bot fetches its dependencies into its folder
     beforehand (``arena vendor``), so the season builds it offline. Bots never have a
     network."""
+    build_hosts: tuple[str, ...] = ()
+    """Hosts an online build may reach beyond the package registries: a mirror, a private
+    registry (``arena.sandbox.SandboxLimits.build_hosts``)."""
     build_seconds: int = 600
     off_turn: str = "throttle"
     """What a bot may do off turn: "throttle" (1% of a core), "freeze" or "run"
@@ -206,6 +210,19 @@ class _Reader:
         return value
 
 
+    def host_names(self, key: str) -> tuple[str, ...]:
+        from arena.sandbox.egress import host_pattern
+
+        value = self.data.get(key, [])
+        if not isinstance(value, list):
+            raise self.error(key, "a list of host names", value)
+        try:
+            return tuple(dict.fromkeys(host_pattern(v) if isinstance(v, str) else
+                                       host_pattern(repr(v)) for v in value))
+        except ValueError as error:
+            raise SeasonError(f"{self.path}: [{self.table}] {key}: {error}") from None
+
+
 def _entrants(path: Path, reader: _Reader) -> tuple[BotManifest, ...]:
     patterns = reader.data.get("entrants")
     if not isinstance(patterns, list) or not patterns or not all(
@@ -305,6 +322,7 @@ def match_settings(path: Path, data: dict[str, Any]
         cpu_seconds=sandbox_reader.integer("cpu_seconds", sandbox_defaults.cpu_seconds, 1,
                                            MOST["cpu_seconds"]),
         build_network=sandbox_reader.boolean("build_network", sandbox_defaults.build_network),
+        build_hosts=sandbox_reader.host_names("build_hosts"),
         build_seconds=sandbox_reader.integer("build_seconds", sandbox_defaults.build_seconds, 1),
         trusted_bots=sandbox_reader.boolean("trusted_bots", sandbox_defaults.trusted_bots),
         off_turn=sandbox_reader.string("off_turn", sandbox_defaults.off_turn,

@@ -167,6 +167,7 @@ def limits_from(settings: SandboxSettingsLike) -> SandboxLimits:
     return SandboxLimits(memory_mib=settings.memory_mb, processes=settings.processes,
                          cpu_seconds=settings.cpu_seconds,
                          build_network=getattr(settings, "build_network", False),
+                         build_hosts=getattr(settings, "build_hosts", ()),
                          build_seconds=getattr(settings, "build_seconds", 600),
                          off_turn=getattr(settings, "off_turn", "throttle"))
 

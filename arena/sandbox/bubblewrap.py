@@ -55,9 +55,10 @@ USERNS_PLACEHOLDER = "@ARENA_USERNS_FD@"
 LOADER_FILES = ("/etc/ld.so.cache", "/etc/alternatives")
 """The dynamic loader's cache, and /etc/alternatives for Debian's symlinked tools (each bind
 costs start-up time: bots get no more of /etc; their clock is UTC)."""
-NETWORK_FILES = ("/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf",
-                 "/etc/ssl", "/etc/ca-certificates", "/etc/pki")
-"""Only for a build step allowed on the network (``SandboxLimits.build_network``)."""
+NETWORK_FILES = ("/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates",
+                 "/etc/pki")
+"""Only for a build step allowed on the network (``SandboxLimits.build_network``): the
+certificates its TLS checks (names are resolved by the proxy, ``network.py``)."""
 TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 VISIBLE = ("/usr", "/dev", "/proc", "/etc/alternatives", *(f"/{n}" for n in TOP_LEVEL))
 """Host paths that exist inside every sandbox (as themselves or as fresh mounts)."""
@@ -301,8 +302,9 @@ class BubblewrapLauncher(SandboxLauncher):
                                  output_cap=limits.output_bytes)
         if network:
             try:
-                pasta = build_network.attach(process.pid, uid,
-                                             lambda: process.poll() is None)
+                route = build_network.attach(process.pid, uid,
+                                             lambda: process.poll() is None,
+                                             limits.build_hosts)
             except build_network.NetworkUnavailable as error:
                 process.kill()
                 raise SandboxError(
@@ -310,7 +312,7 @@ class BubblewrapLauncher(SandboxLauncher):
                     f"network could not be set up ({error}); install the Debian package "
                     "passt, or build offline (--offline-build, build_network = false)"
                 ) from None
-            process.on_kill(lambda: build_network.detach(pasta))
+            process.on_kill(route.close)
         return process
 
     def _arguments(self, argv: list[str], env: dict[str, str], socket_dir: Path | None,
@@ -360,6 +362,8 @@ class BubblewrapLauncher(SandboxLauncher):
         if any(sys.executable == a for a in argv):
             environment["PATH"] = f"{Path(sys.executable).parent}:{environment['PATH']}"
         environment.update(env)
+        if network:  # the only way out (network.py)
+            environment.update(build_network.PROXY_ENVIRONMENT)
         if socket_dir is not None:
             args += ["--ro-bind", str(socket_dir), SOCKET_DIR]
             address = environment.get("ARENA_ADDRESS", "")
@@ -375,5 +379,5 @@ class BubblewrapLauncher(SandboxLauncher):
         inside = [BOT_DIR + a[len(str(folder)):] if a == str(folder) or
                   a.startswith(str(folder) + "/") else a for a in argv]
         if network:
-            inside = build_network.waiting_for_route(inside)
+            inside = build_network.waiting_for_proxy(inside)
         return args, inside

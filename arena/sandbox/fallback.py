@@ -205,8 +205,9 @@ class FallbackLauncher(SandboxLauncher):
             if unshare is None or setpriv is None or uid is None:
                 raise SandboxError(f"{self.manifest.home}: an online build under the "
                                    "fallback needs root, unshare and setpriv; build offline")
+            environment.update(build_network.PROXY_ENVIRONMENT)
             command = [unshare, "--user", "--map-root-user", "--net", "--", setpriv,
-                       *DROP_PRIVILEGES, "--", *build_network.waiting_for_route(command)]
+                       *DROP_PRIVILEGES, "--", *build_network.waiting_for_proxy(command)]
         isolated = self.options is not None
         options = [o for o in self.options or () if not (network and o == "--net")]
         private = isolated and "--mount-proc" in options
@@ -247,7 +248,8 @@ class FallbackLauncher(SandboxLauncher):
                                  output_cap=limits.output_bytes, cleanup=cleanup, uid=uid)
         if network:
             try:
-                pasta = build_network.attach(process.pid, uid, lambda: process.poll() is None)
+                route = build_network.attach(process.pid, uid, lambda: process.poll() is None,
+                                             limits.build_hosts)
             except build_network.NetworkUnavailable as error:
                 process.kill()
                 raise SandboxError(
@@ -255,5 +257,5 @@ class FallbackLauncher(SandboxLauncher):
                     f"network could not be set up ({error}; the fallback needs user "
                     "namespaces for it); install the Debian package passt, or build "
                     "offline (--offline-build, build_network = false)") from None
-            process.on_kill(lambda: build_network.detach(pasta))
+            process.on_kill(route.close)
         return process

@@ -10,6 +10,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from arena.sandbox.egress import host_pattern
+
 MIB = 1024 * 1024
 
 MEMORY_MIB = 768
@@ -64,7 +66,11 @@ class SandboxLimits:
     """Let the build step reach the network (``npm ci`` needs the registry), through a
     network namespace of its own that does not reach the host (``network.py``); the bot
     itself never can. Off by default, in ``arena check``, ``arena play`` and seasons alike:
-    a build then needs its dependencies in the bot folder (``arena vendor`` fetches them)."""
+    a build then needs its dependencies in the bot folder (``arena vendor`` fetches them).
+    Online, it reaches the package registries over HTTPS and nothing else (``egress.py``)."""
+    build_hosts: tuple[str, ...] = ()
+    """Hosts an online build may reach beyond the package registries (``egress.REGISTRIES``):
+    a mirror, a private registry; a name or ``*.domain``, never an address."""
     off_turn: str = "throttle"
     """What a bot may do while it is not its turn (``OFF_TURN``): ``throttle`` (its cgroup's
     CPU quota drops to 1% until its turn: it cannot take CPU from the seat thinking; one
@@ -76,8 +82,15 @@ class SandboxLimits:
         if self.off_turn not in OFF_TURN:
             raise ValueError(f"sandbox limit off_turn must be one of {', '.join(OFF_TURN)}, "
                              f"not {self.off_turn!r}")
+        try:
+            if isinstance(self.build_hosts, str):
+                raise TypeError
+            hosts = tuple(dict.fromkeys(host_pattern(h) for h in self.build_hosts))
+        except (TypeError, AttributeError):
+            raise ValueError("sandbox limit build_hosts must be a list of host names") from None
+        object.__setattr__(self, "build_hosts", hosts)
         for field in dataclasses.fields(self):
-            if field.name == "off_turn":
+            if field.name in ("off_turn", "build_hosts"):
                 continue
             value = getattr(self, field.name)
             if isinstance(value, bool):

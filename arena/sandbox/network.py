@@ -1,22 +1,22 @@
-"""The network of a build step allowed online (``SandboxLimits.build_network``): outbound
-only, never the host.
+"""The network of a build step allowed online (``SandboxLimits.build_network``): HTTPS to
+the named registries, through a proxy, and nothing else.
 
-The build runs in a network namespace of its own like any bot. Once its sandbox is up,
-``pasta`` (Debian package ``passt``) is attached to that namespace: it gives it an
-interface with the host's address and routes, and carries the build's outbound TCP and UDP
-through ordinary sockets of its own, running as the build's uid. What would reach the host
-is turned off:
+The build runs in a network namespace of its own like any bot: a loopback, and no route
+out. Once its sandbox is up, ``pasta`` (Debian package ``passt``) is attached to that
+namespace to forward one port of its loopback (``PROXY_PORT``) to the referee's
+``EgressProxy`` on the host's 127.0.0.1 (``egress.py``), which tunnels ``CONNECT`` to the
+registries it allows and refuses the rest. The build finds the proxy in the usual
+variables (``PROXY_ENVIRONMENT``: pip, npm, go, cargo, curl and the JVM's build tools).
 
-* ``-T none -U none``: no port of the namespace's loopback is forwarded to the host's (by
-  default pasta forwards every port bound on the host), so the build's 127.0.0.1 is its
-  own;
-* ``--no-map-gw``: the gateway's address is the real gateway, not the host;
-* the host's own address is the namespace's own address too (pasta copies it), so a
-  connection to it stays in the namespace.
+pasta does not configure the namespace's interface (no ``--config-net``: no address, no
+route, no DNS) and the build has no capability to configure it, so the forwarded port is
+the only way out: an address the build names itself (the host's, the LAN's, a metadata
+service's) has no route. Its other handlers are off (``--no-udp``, ``--no-icmp``, no DHCP,
+NDP or router advertisements), and no port of the host is forwarded into the namespace.
 
-The build command starts only when the namespace has its default route (a small shell
-loop, ``WAIT_FOR_ROUTE``), so its first request does not race the set-up. pasta ends with
-the build (``SandboxProcess.kill``).
+The build command starts only when the forwarded port listens (a small shell loop,
+``WAIT_FOR_PROXY``), so its first request does not race the set-up. pasta and the proxy
+end with the build (``SandboxProcess.kill``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,20 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-PASTA_OPTIONS = ("--config-net", "--quiet", "-T", "none", "-U", "none", "--no-map-gw")
+from arena.sandbox.egress import REGISTRIES, EgressProxy
+
+PROXY_PORT = 3128
+"""The proxy's port on the build's own loopback."""
+PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
+PROXY_ENVIRONMENT = {**{name: PROXY_URL for name in (
+    "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")},
+    "NO_PROXY": "", "no_proxy": "",
+    "JAVA_TOOL_OPTIONS": " ".join(f"-D{scheme}.proxy{part}" for scheme in ("http", "https")
+                                  for part in ("Host=127.0.0.1", f"Port={PROXY_PORT}"))}
+"""Where a build finds its proxy: the usual variables (pip, npm, go, cargo, curl) and, for
+the JVM (Maven, Gradle), its system properties."""
+PASTA_OPTIONS = ("--quiet", "-t", "none", "-u", "none", "-U", "none", "--no-udp", "--no-icmp",
+                 "--no-dhcp", "--no-dhcpv6", "--no-ndp", "--no-ra", "--no-map-gw")
 OWN_TUN = ("mount -t tmpfs -o mode=0755,size=4k arena-tun /dev/net && "
            "mknod -m 0666 /dev/net/tun c 10 200 && exec \"$@\"")
 """pasta opens /dev/net/tun after dropping root, and a host may keep it 0600 (Debian's udev
@@ -39,9 +52,9 @@ makes it 0666): as root, pasta gets a mount namespace of its own whose /dev/net 
 tun node it may open (creating a tap needs CAP_NET_ADMIN in the build's namespace anyway,
 which only pasta has)."""
 WAIT_SECONDS = 10
-WAIT_FOR_ROUTE = (
-    "i=0; until grep -qs '^[^\t]*\t00000000' /proc/net/route || "
-    "grep -qs '^0\\{32\\} 00 ' /proc/net/ipv6_route; do i=$((i+1)); "
+WAIT_FOR_PROXY = (
+    f"i=0; until grep -qs ':{PROXY_PORT:04X} 0*:0000 0A' /proc/net/tcp /proc/net/tcp6; "
+    "do i=$((i+1)); "
     f"if [ $i -gt {WAIT_SECONDS * 100} ]; then "
     "echo 'arena: the build network did not come up' >&2; exit 125; fi; "
     "sleep 0.01; done; exec \"$@\"")
@@ -55,9 +68,10 @@ def pasta_path() -> str | None:
     return shutil.which("pasta")
 
 
-def waiting_for_route(argv: list[str]) -> list[str]:
-    """``argv`` started once the namespace has a default route (see the module doc)."""
-    return ["/bin/sh", "-c", WAIT_FOR_ROUTE, "arena-build", *argv]
+def waiting_for_proxy(argv: list[str]) -> list[str]:
+    """``argv`` started once the proxy's port listens in the namespace (see the module
+    doc)."""
+    return ["/bin/sh", "-c", WAIT_FOR_PROXY, "arena-build", *argv]
 
 
 def _children() -> dict[int, list[int]]:
@@ -85,9 +99,24 @@ def namespaced_descendant(pid: int) -> int | None:
     return None
 
 
-def attach(sandbox_pid: int, uid: int | None, alive: Callable[[], bool]) -> int:
-    """Attach pasta to the network namespace of the sandbox started as ``sandbox_pid``
-    (while ``alive()``); pasta's pid. NetworkUnavailable if it cannot."""
+class BuildRoute:
+    """A build's way out: pasta (its pid) and the proxy it leads to; ``close`` ends both."""
+
+    def __init__(self, pasta_pid: int, proxy: EgressProxy) -> None:
+        self.pasta_pid = pasta_pid
+        self.proxy = proxy
+
+    def close(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.pasta_pid, signal.SIGKILL)
+        self.proxy.close()
+
+
+def attach(sandbox_pid: int, uid: int | None, alive: Callable[[], bool],
+           hosts: tuple[str, ...] = ()) -> BuildRoute:
+    """Start a proxy to the registries and ``hosts``, and attach pasta to the network
+    namespace of the sandbox started as ``sandbox_pid`` (while ``alive()``) to lead its
+    ``PROXY_PORT`` there. NetworkUnavailable if it cannot."""
     pasta = pasta_path()
     if pasta is None:
         raise NetworkUnavailable("pasta is not installed (Debian package passt)")
@@ -98,10 +127,12 @@ def attach(sandbox_pid: int, uid: int | None, alive: Callable[[], bool]) -> int:
         target = namespaced_descendant(sandbox_pid)
     if target is None:
         raise NetworkUnavailable("the build's sandbox has no network namespace to attach to")
+    proxy = EgressProxy((*REGISTRIES, *hosts))
     folder = Path(tempfile.mkdtemp(prefix="arena-pasta-"))
     try:
         pid_file = folder / "pasta.pid"
-        command = [pasta, *PASTA_OPTIONS, "-P", str(pid_file)]
+        command = [pasta, *PASTA_OPTIONS, "-T", f"{PROXY_PORT}:{proxy.port}",
+                   "-P", str(pid_file)]
         if uid is not None:  # it joins the build's user namespace, owned by that uid
             os.chown(folder, uid, uid)
             command += ["--runas", f"{uid}:{uid}"]
@@ -116,11 +147,9 @@ def attach(sandbox_pid: int, uid: int | None, alive: Callable[[], bool]) -> int:
         lines = [line for line in result.stderr.splitlines() if "syslog" not in line]
         if result.returncode != 0 or not pid_file.exists():
             raise NetworkUnavailable(f"pasta failed: {lines[-1] if lines else result.returncode}")
-        return int(pid_file.read_text().split()[0])
+        return BuildRoute(int(pid_file.read_text().split()[0]), proxy)
+    except BaseException:
+        proxy.close()
+        raise
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def detach(pasta_pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.kill(pasta_pid, signal.SIGKILL)
