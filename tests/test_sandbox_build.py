@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from pathlib import Path
@@ -178,3 +179,34 @@ def test_a_toolchain_outside_the_package_manager_is_part_of_the_build_key(
     finally:
         toolchain_identity.cache_clear()
     assert len({before, changed, upgraded}) == 3
+
+
+@pytest.mark.parametrize("backend", ["bubblewrap", "plain"])
+def test_a_build_filling_the_disk_is_stopped_while_it_runs(
+        tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The output check after a build comes too late for a disk already full: a build
+    that writes more than the output cap (here 64 MiB) is stopped as it writes, and
+    nothing of it is kept."""
+    build_module = importlib.import_module("arena.sandbox.build")  # the package exports build()
+
+    monkeypatch.setattr(build_module, "OUTPUT_LIMIT_BYTES", 64 * 1024 ** 2)
+    source = make_bot(tmp_path / "bot", "i=0; while :; do head -c 8388608 /dev/zero > f$i; "
+                                        "i=$((i+1)); done")
+    with pytest.raises(BuildError, match=r"was stopped: it had written more than 0\.0625 "
+                                         r"GiB to the disk"):
+        prepare(load_manifest(source), backend, SandboxLimits(), tmp_path / "runs",
+                trusted=True, cache=tmp_path / "cache")
+    assert [p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".lock")
+            ] == []
+
+
+def test_a_build_is_stopped_when_its_disk_runs_low(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # A disk with less free than the reserve: here every disk, by a reserve of an EiB.
+    build_module = importlib.import_module("arena.sandbox.build")
+    monkeypatch.setattr(build_module, "DISK_RESERVE_BYTES", 1 << 60)
+    source = make_bot(tmp_path / "bot", "sleep 60")
+    with pytest.raises(BuildError, match=r"the disk it builds on had less than "
+                                         r"1099511627776 MiB free left"):
+        prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "runs",
+                cache=tmp_path / "cache")

@@ -66,6 +66,11 @@ OUTPUT_LIMIT_BYTES = 4 * 1024 ** 3
 """A build's output (its sources included) may not exceed this, nor ``OUTPUT_LIMIT_ENTRIES``
 files and folders: past it, the build fails rather than fill the referee's disk."""
 OUTPUT_LIMIT_ENTRIES = 200_000
+DISK_RESERVE_BYTES = 1024 ** 3
+DISK_POLL_SECONDS = 0.2
+"""While a build runs, its disk is watched this often: the build is stopped when it has
+taken more than ``OUTPUT_LIMIT_BYTES`` of it, or left it less than ``DISK_RESERVE_BYTES``
+free (the output check after the build would come too late for a disk already full)."""
 TOOLCHAIN_COMMANDS = ("cc", "c++", "gcc", "g++", "clang", "clang++", "cmake", "make", "go",
                       "rustc", "cargo", "java", "javac", "mvn", "node", "npm")
 """Compilers and runtimes a build may use, each known by the file it is."""
@@ -309,9 +314,31 @@ def stage(manifest: BotManifest, cache: Path | None = None) -> BotManifest:
     content hash covers, kept in the build cache under their digest. Run from its own
     folder, it also saw what its ``.gitignore`` names, which no hash covers: code put
     there changed the bot and not its version (review, stop 38)."""
-    kept = _kept(cache or cache_root(), f"sources-{manifest.content_digest()}",
+    kept = _kept((cache or cache_root()).absolute(), f"sources-{manifest.content_digest()}",
                  lambda staging: copy_sources(manifest.folder, staging))
     return dataclasses.replace(manifest, folder=kept, origin=manifest.home)
+
+
+def _wait_watching_disk(process: StartedProcess, folder: Path, seconds: float
+                        ) -> tuple[int | None, str | None]:
+    """Wait up to ``seconds`` for the build: its exit code (None if it did not end), and
+    why it was stopped early for the disk under ``folder`` (see ``DISK_RESERVE_BYTES``)."""
+    deadline = time.monotonic() + seconds
+    at_start = shutil.disk_usage(folder).free
+    while True:
+        try:
+            return process.wait(timeout=max(0.0, min(DISK_POLL_SECONDS,
+                                                     deadline - time.monotonic()))), None
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= deadline:
+                return None, None
+        free = shutil.disk_usage(folder).free
+        if at_start - free > OUTPUT_LIMIT_BYTES:
+            return None, (f"was stopped: it had written more than "
+                          f"{OUTPUT_LIMIT_BYTES / 1024 ** 3:g} GiB to the disk")
+        if free < DISK_RESERVE_BYTES:
+            return None, (f"was stopped: the disk it builds on had less than "
+                          f"{DISK_RESERVE_BYTES // 1024 ** 2} MiB free left")
 
 
 def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProcess],
@@ -322,7 +349,7 @@ def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProc
     (``SandboxLauncher.start(..., build=True)``)."""
     if not manifest.build:
         return stage(manifest, cache)
-    root = cache or cache_root()
+    root = (cache or cache_root()).absolute()  # the sandbox starts elsewhere
     key = build_key(manifest)
 
     def fill(staging: Path) -> None:
@@ -335,14 +362,13 @@ def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProc
             process = start(dataclasses.replace(manifest, folder=workspace),
                             f"build-{manifest.name}-{key[:16]}")  # made file-safe by the process
             try:
-                code: int | None = process.wait(timeout=build_seconds)
-            except subprocess.TimeoutExpired:
-                code = None
+                code, disk = _wait_watching_disk(process, work, build_seconds)
             finally:
                 process.kill()  # every process of the build: nothing changes the tree now
             seconds = time.monotonic() - started
             if code != 0:
-                what = (f"timed out after {build_seconds:g} s" if code is None else
+                what = (disk if disk is not None else
+                        f"timed out after {build_seconds:g} s" if code is None else
                         f"failed with exit code {code} after {seconds:.1f} s")
                 raise BuildError(
                     f"bot {manifest.label} ({manifest.folder}): the build step "
