@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -164,7 +165,7 @@ def test_the_proxy_refuses_with_its_reason_and_reaches_nothing(echo_server: int)
                 answer += client.recv(4096)
             assert answer.startswith(b"HTTP/1.1 " + status), answer
             assert reason in answer, answer
-        assert len(proxy.refusals) == 4
+        assert proxy.refused == 4 and len(proxy.recent_refusals) == 4
 
 
 def test_a_tunnel_carries_bytes_both_ways(echo_server: int,
@@ -172,6 +173,7 @@ def test_a_tunnel_carries_bytes_both_ways(echo_server: int,
     # The policy opened up for the test's own server on 127.0.0.1: the relay is what runs.
     monkeypatch.setattr(egress, "PORTS", (echo_server,))
     monkeypatch.setattr(egress, "refused_address", lambda address, own: None)
+    monkeypatch.setattr(egress, "delivered_here", lambda address: False)
     with EgressProxy(("localhost",)) as proxy:
         client, answer = ask(proxy.port, f"CONNECT localhost:{echo_server} HTTP/1.1\r\n"
                                          f"Host: localhost\r\n\r\n".encode())
@@ -190,6 +192,7 @@ def test_a_tunnel_carries_bytes_both_ways(echo_server: int,
 def test_tunnels_at_once_are_capped(echo_server: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(egress, "PORTS", (echo_server,))
     monkeypatch.setattr(egress, "refused_address", lambda address, own: None)
+    monkeypatch.setattr(egress, "delivered_here", lambda address: False)
     monkeypatch.setattr(egress, "MOST_TUNNELS", 3)
     header = f"CONNECT localhost:{echo_server} HTTP/1.1\r\n\r\n".encode()
     with EgressProxy(("localhost",)) as proxy:
@@ -232,3 +235,88 @@ def test_a_season_file_adds_build_hosts(tmp_path: Path) -> None:
         path.write_text(SEASON.format(bots=BOTS, hosts=f"build_hosts = {bad}"))
         with pytest.raises(SeasonError, match=r"\[sandbox\] build_hosts"):
             load_season(path)
+
+
+LOCAL_ROUTES = """
+set -e
+ip link set lo up
+ip addr add 10.99.0.1/32 dev lo           # a secondary address
+ip route add local 10.98.0.0/16 dev lo    # a whole range delivered here (AnyIP)
+ip route add 10.96.0.0/16 dev lo          # routed, but to a neighbour, not here
+exec "$@"
+"""
+CHECK = """
+import ipaddress, json
+from arena.sandbox.egress import delivered_here
+print(json.dumps({a: delivered_here(ipaddress.ip_address(a)) for a in
+      ["10.99.0.1", "10.98.7.7", "127.0.0.1", "::1", "10.96.0.5", "10.97.0.1", "8.8.8.8"]}))
+"""
+
+
+def test_an_address_routed_to_this_host_is_refused_whatever_its_interface() -> None:
+    """The interfaces' primary addresses are not all the host answers on: a secondary
+    address and a range routed ``local`` are delivered here too (found by review). In a
+    network namespace of its own, so the host's routes are not touched."""
+    import json
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--net", "--", "sh", "-c", LOCAL_ROUTES,
+         "routes", sys.executable, "-c", CHECK],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+             "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {
+        "10.99.0.1": True, "10.98.7.7": True, "127.0.0.1": True, "::1": True,
+        "10.96.0.5": False, "10.97.0.1": False, "8.8.8.8": False}
+
+
+def test_refusals_kept_are_few_and_short() -> None:
+    """A build refused thousands of times a second, each request quoting 8 KB of its own
+    text, once grew the referee by 1 GB in 30 s (found by review)."""
+    with EgressProxy() as proxy:
+        for _ in range(egress.RECENT_REFUSALS + 10):
+            client, answer = ask(proxy.port, b"A" * 8000 + b" / HTTP/1.1\r\n\r\n")
+            client.close()
+            assert answer.startswith(b"HTTP/1.1 403"), answer
+        assert proxy.refused == egress.RECENT_REFUSALS + 10
+        assert len(proxy.recent_refusals) == egress.RECENT_REFUSALS
+        assert all(len(reason) <= egress.REASON_CHARS for reason in proxy.recent_refusals)
+
+
+def test_closing_with_tunnels_open_is_quiet_and_leaves_no_thread(
+        echo_server: int, monkeypatch: pytest.MonkeyPatch,
+        capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(egress, "PORTS", (echo_server,))
+    monkeypatch.setattr(egress, "refused_address", lambda address, own: None)
+    monkeypatch.setattr(egress, "delivered_here", lambda address: False)
+    before = {thread.ident for thread in threading.enumerate()}
+    proxy = EgressProxy(("localhost", "slow.example"))
+    header = f"CONNECT localhost:{echo_server} HTTP/1.1\r\n\r\n".encode()
+    opened = [ask(proxy.port, header) for _ in range(5)]
+    half = socket.create_connection(("127.0.0.1", proxy.port))  # a header never finished
+    half.sendall(b"CONNECT local")
+    resolving = threading.Event()
+    real_getaddrinfo = socket.getaddrinfo
+
+    def slow_getaddrinfo(host: str, *args: object, **kwargs: object) -> object:
+        if host == "slow.example":  # a lookup still running when the build ends
+            resolving.set()
+            time.sleep(1)
+        return real_getaddrinfo(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_getaddrinfo)
+    slow = socket.create_connection(("127.0.0.1", proxy.port))
+    slow.sendall(f"CONNECT slow.example:{echo_server} HTTP/1.1\r\n\r\n".encode())
+    assert resolving.wait(10)
+    proxy.close()
+    slow.close()
+    for client, _ in opened:
+        assert client.recv(10) == b""  # the tunnel was closed
+        client.close()
+    half.close()
+    assert [t.name for t in threading.enumerate() if t.ident not in before] == []
+    assert "Traceback" not in capfd.readouterr().err
+    assert [record.getMessage() for record in caplog.records] == []

@@ -26,6 +26,7 @@ import re
 import socket
 import struct
 import threading
+from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -48,6 +49,10 @@ IDLE_SECONDS = 120.0
 MOST_TUNNELS = 64
 """Open tunnels at once, per build (npm opens ~16)."""
 CHUNK = 65536
+RECENT_REFUSALS = 20
+REASON_CHARS = 300
+"""A refusal quotes what the build sent: only the last few are kept, each cut short (a
+build refused 4,000 times a second would otherwise fill the referee's memory)."""
 
 _HOST_NAME = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)"
                         r"(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*")
@@ -126,6 +131,38 @@ def refused_address(address: Address, own: set[Address]) -> str | None:
     return None
 
 
+def delivered_here(address: Address) -> bool:
+    """Whether the kernel would deliver a packet for ``address`` to this host: a route of
+    type local (an interface's address, secondary or not, or a whole range routed
+    ``local``) makes the host's own address the source of a socket connected there,
+    which a remote address never is; and such an address can be bound to. Costs two
+    system calls and sends nothing."""
+    family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect((str(address), 443))
+        except OSError:
+            return False  # no route: not here (and not reachable either)
+        if ipaddress.ip_address(probe.getsockname()[0].split("%")[0]) == address:
+            return True
+    if _nonlocal_bind(address.version):
+        return False  # binding proves nothing where any address may be bound
+    with socket.socket(family, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.bind((str(address), 0))
+        except OSError:
+            return False
+        return True
+
+
+def _nonlocal_bind(version: int) -> bool:
+    name = "ipv6/ip_nonlocal_bind" if version == 6 else "ipv4/ip_nonlocal_bind"
+    try:
+        return Path("/proc/sys/net", name).read_text().strip() != "0"
+    except OSError:
+        return True
+
+
 def parse_connect(header: bytes) -> tuple[str, int]:
     """The host and port of a ``CONNECT`` request's header; EgressRefused otherwise."""
     try:
@@ -161,7 +198,8 @@ class EgressProxy:
     def __init__(self, allowed: Iterable[str] = REGISTRIES) -> None:
         self.allowed = tuple(host_pattern(entry) for entry in allowed)
         self.own = host_addresses()
-        self.refusals: list[str] = []
+        self.refused = 0
+        self.recent_refusals: deque[str] = deque(maxlen=RECENT_REFUSALS)
         listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         listener.bind(("127.0.0.1", 0))
         listener.listen(128)
@@ -187,6 +225,7 @@ class EgressProxy:
             for task in tasks:
                 task.cancel()
             self._loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            self._loop.run_until_complete(self._loop.shutdown_default_executor())
             self._loop.close()
 
     def close(self) -> None:
@@ -210,8 +249,8 @@ class EgressProxy:
                 await self._tunnel(reader, writer)
             finally:
                 self._tunnels -= 1
-        except (TimeoutError, OSError):
-            pass
+        except (OSError, asyncio.CancelledError):
+            pass  # the build ended: its proxy is closing
         finally:
             writer.close()
 
@@ -231,7 +270,8 @@ class EgressProxy:
                                     "hosts: the known registries and [sandbox] build_hosts)")
             upstream = await self._connect(host, port)
         except EgressRefused as refusal:
-            self.refusals.append(str(refusal))
+            self.refused += 1
+            self.recent_refusals.append(str(refusal)[:REASON_CHARS])
             await self._answer(writer, 403, str(refusal))
             return
         except (TimeoutError, OSError, UnicodeError) as error:
@@ -251,7 +291,8 @@ class EgressProxy:
             self._loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), CONNECT_SECONDS)
         addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in found]
         for address in addresses:  # one bad answer refuses the name: no rebinding games
-            reason = refused_address(address, self.own)
+            reason = refused_address(address, self.own) or (
+                "an address of this host (routed here)" if delivered_here(address) else None)
             if reason is not None:
                 raise EgressRefused(f"{host} resolves to {address}, {reason}")
         error: OSError = OSError(f"{host} has no address")

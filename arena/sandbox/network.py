@@ -131,7 +131,9 @@ def attach(sandbox_pid: int, uid: int | None, alive: Callable[[], bool],
     folder = Path(tempfile.mkdtemp(prefix="arena-pasta-"))
     try:
         pid_file = folder / "pasta.pid"
-        command = [pasta, *PASTA_OPTIONS, "-T", f"{PROXY_PORT}:{proxy.port}",
+        # IPv4 only: the namespace's ::1 would lead to the host's [::1] at the
+        # proxy's port, where anything could listen (found by review).
+        command = [pasta, *PASTA_OPTIONS, "-4", "-T", f"{PROXY_PORT}:{proxy.port}",
                    "-P", str(pid_file)]
         if uid is not None:  # it joins the build's user namespace, owned by that uid
             os.chown(folder, uid, uid)

@@ -87,6 +87,7 @@ for address, port in TARGETS:
     results["proxied " + address] = proxied(f"{name}:{port}")
     results["proxied 443 " + address] = proxied(f"{name}:443")
 results["registry address"] = direct(REGISTRY_ADDRESS, 443)
+results["proxy over ipv6"] = direct("::1", 3128)  # led to the host's [::1] once
 results["localhost"] = proxied("localhost:443")
 results["unlisted"] = proxied("example.com:443")
 try:
@@ -124,6 +125,7 @@ def test_an_online_build_reaches_the_registry_but_not_the_host(
         with pytest.raises(BlockingIOError):
             server.accept()  # nothing reached the host's server
     assert "Network is unreachable" in results["registry address"], results
+    assert results["proxy over ipv6"].startswith("refused"), results
     assert results["localhost"].startswith("HTTP/1.1 403"), results
     assert "a loopback address" in results["localhost"], results
     assert results["unlisted"].startswith("HTTP/1.1 403"), results
