@@ -156,6 +156,15 @@ LEAGUE_STORE = StoreKind(
 
 AUTHOR_NAME = re.compile(r"[^\W_](?:[\w .-]{0,38}[\w.-])?")
 """Letters (any script's), digits, inner spaces, '.', '_', '-': a name shown as it is."""
+def ladder_id(number: int) -> str:
+    """The id of the ``number``-th ladder match: ``L000001``...``L999999``, then a ``~``
+    for each digit past six (``L~1000000``, ``L~~10000000``), so that ids sort as text in
+    the order they were given (lists, pages and the settled mark compare them as text;
+    ``L1000000`` would have sorted before ``L999999``)."""
+    digits = f"{number:06d}"
+    return f"L{'~' * (len(digits) - 6)}{digits}"
+
+
 IN_LIST_MOST = 500
 """Values bound to one ``IN (...)``: SQLite before 3.32 binds at most 999 a statement."""
 Recorded = tuple[int, float | None]
@@ -686,7 +695,7 @@ class LeagueStore:
 
     def next_ladder_id(self, db: sqlite3.Connection) -> str:
         count = db.execute("SELECT COUNT(*) FROM matches WHERE kind = 'ladder'").fetchone()[0]
-        return f"L{count + 1:06d}"
+        return ladder_id(count + 1)
 
     def start_ladder_match(self, seats: Sequence[int]) -> str:
         """Record a ladder match as running (before it is played); its id."""

@@ -785,3 +785,36 @@ def test_a_final_too_large_to_schedule_says_so_on_its_page(store: LeagueStore,
     assert not store.matches("WHERE kind = 'final'")
     # At two seats the same bots make a final of 1,770 pairs.
     assert len(ladder.final_schedule(league, entrants)) == 1770 * league.final.matches_per_group
+
+
+@pytest.mark.parametrize(("number", "expected"), [
+    (1, "L000001"), (999_999, "L999999"), (1_000_000, "L~1000000"),
+    (9_999_999, "L~9999999"), (10_000_000, "L~~10000000")])
+def test_ladder_ids_past_a_million(number: int, expected: str) -> None:
+    from arena.server.store import ladder_id
+
+    assert ladder_id(number) == expected
+
+
+def test_ladder_ids_sort_as_text_in_the_order_given(store: LeagueStore) -> None:
+    """Lists, pages (``after``) and the settled mark compare ids as text: past a million
+    matches ``L1000000`` sorted before ``L999999`` (found by review)."""
+    from arena.server.store import ladder_id
+
+    numbers = [1, 2, 99_999, 999_998, 999_999, 1_000_000, 1_000_001, 9_999_999, 10_000_000,
+               123_456_789]
+    assert sorted(ladder_id(n) for n in reversed(numbers)) == [ladder_id(n) for n in numbers]
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    seats = (_version(store, alice, "a"), _version(store, bob, "b"))
+    with store.transaction() as db:
+        db.executemany("INSERT INTO matches (match_id, kind, label, seats, status, created_at) "
+                       "VALUES (?, 'ladder', ?, ?, 'discarded', 0)",
+                       [(ladder_id(n), ladder_id(n), f"[{seats[0]}, {seats[1]}]")
+                        for n in (999_998, 1_000_000, 999_999)])
+    running = store.start_ladder_match(seats)  # the fourth: 4 < a million, so L000004
+    assert running == "L000004"
+    listed = [m.match_id for m in store.matches("WHERE kind = 'ladder'")]
+    assert listed == ["L000004", "L999998", "L999999", "L~1000000"]
+    assert store.settled("ladder")[0] is None  # L000004 still runs, before every other
+    assert store.record(_record(running, 0), seats)
+    assert store.settled("ladder")[0] == "L~1000000"
