@@ -324,7 +324,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         store = context.store()
         match = store.match(match_id)
         if match is None or match.status != "done":
-            raise HTTPException(404, f"no played match {match_id}")
+            raise HTTPException(404, "no played match has that id")
         results = [StoredResult(r.match_id, r.version_id, r.seat, r.place, r.score,
                                 r.rounds_won, r.strikes, r.disqualified, r.faults)
                    for r in store.results_of(match_id)]
@@ -453,7 +453,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         name = request.path_params["name"]
         bot = store.bot(name)
         if bot is None:
-            raise HTTPException(404, f"no bot named {name}")
+            raise HTTPException(404, "no bot has that name")
         board = ladder.ladder_ratings(store, league)
         standings = {s.entrant_id: s for s in board.standings}
         versions = store.versions("WHERE b.id = ?", (bot.id,))
@@ -719,7 +719,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         if "bot" in query:
             bot = store.bot(query["bot"])
             if bot is None:
-                raise HTTPException(404, f"no bot named {query['bot']}")
+                raise HTTPException(404, "no bot has that name")
             where, ids = seated([v.id for v in store.versions("WHERE b.id = ?", (bot.id,))])
             conditions.append(where)
             params += ids
@@ -747,6 +747,8 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
         return JSONResponse(_match_json(match, versions, store.results_of(match.match_id)))
 
     async def errors(request: Request, error: Exception) -> Response:
+        # Error messages never quote the address: a link would otherwise put its own text
+        # on the league's page, as the league's word (found by review).
         assert isinstance(error, HTTPException)
         if request.url.path.startswith("/api/") or error.status_code == 401:
             return JSONResponse({"error": error.detail}, status_code=error.status_code,
@@ -863,7 +865,7 @@ def _integer(query: Any, name: str, default: int, least: int, most: int | None) 
     bound = f"from {least} to {most:,}" if most is not None else f"{least} or more"
     if not (text.isascii() and text.isdigit()) or len(text) > 12 or not (
             least <= int(text) and (most is None or int(text) <= most)):
-        raise HTTPException(400, f"{name} must be a whole number {bound}, not {text[:40]!r}")
+        raise HTTPException(400, f"{name} must be a whole number {bound}")
     return int(text)
 
 

@@ -257,6 +257,20 @@ def test_the_authors_page_shows_no_text_taken_from_its_address(
     assert "theirs" not in client.get("/me", params={"submitted": str(other.id)}).text
 
 
+@pytest.mark.parametrize("address", [
+    "/matches/{bait}.html", "/replays/{bait}.html", "/replays/{bait}.js",
+    "/logs/{bait}.jsonl.gz", "/bots/{bait}.html", "/matches?page={bait}",
+    "/api/matches?bot={bait}", "/api/matches?limit={bait}"])
+def test_error_pages_show_no_text_taken_from_the_address(client: TestClient, token: str,
+                                                         address: str) -> None:
+    """A 404 said "no played match <the address's text>" on the league's own page: a link
+    could show a made-up notice from the organiser (review, stop 39)."""
+    client.cookies.set(COOKIE, token)
+    answer = client.get(address.format(bait="NOTICE-alice-is-disqualified"))
+    assert answer.status_code in (400, 404), answer.status_code
+    assert "NOTICE" not in answer.text and "disqualified" not in answer.text
+
+
 def test_upload_bodies_are_refused_before_they_are_read(league: League, token: str) -> None:
     """60 stalled bodies of 5 MB held 335 MiB, and a body was read whole before the hourly
     limit refused it (review, stop 38): an author sends two at once, and one past the
