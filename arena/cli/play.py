@@ -153,8 +153,11 @@ def _play(args: argparse.Namespace) -> int:
                 return 2
             chance = (MatchSeed.keyed(key, f"play/{match_id}") if key is not None
                       else MatchSeed.public(args.seed + index))
+            entered = () if args.listen else tuple((bots[b].name, bots[b].version)
+                                                   for b in order)
             spec = MatchSpec(match_id, chance, n, options, clock_limits(args),
-                             logs / f"{match_id}.jsonl.gz", sandbox=sandbox_record(seats))
+                             logs / f"{match_id}.jsonl.gz", sandbox=sandbox_record(seats),
+                             entered=entered)
             outcome = asyncio.run(run_match(spec, seats, address=args.listen))
             played.append(logs / f"{match_id}.jsonl.gz")
             decisions += outcome.decisions

@@ -201,7 +201,8 @@ def play_job(job: MatchJob) -> JobOutcome:
             seats.append(launcher)
             descriptions.append(description)
         spec = MatchSpec(job.match_id, job.seed, len(job.bots), job.rules, job.limits,
-                         job.log_path, sandbox=sandbox_header(job.sandbox, descriptions))
+                         job.log_path, sandbox=sandbox_header(job.sandbox, descriptions),
+                         entered=tuple((bot.name, bot.version) for bot in job.bots))
         match = run_match(spec, list(seats))
         outcome = asyncio.run(_cancellable(match) if cancellable else match)
         log_sha256 = hashlib.sha256(job.log_path.read_bytes()).hexdigest()

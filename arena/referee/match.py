@@ -80,6 +80,11 @@ class MatchSpec:
     log_path: Path | None = None
     sandbox: dict[str, Any] = field(default_factory=dict)
     """How the bots are isolated (backend, resource limits, warnings); logged in the header."""
+    entered: tuple[tuple[str, str] | None, ...] = ()
+    """The name and version each seat is entered as (its bot.toml), which the log, pages
+    and terminals show: a bot's hello could otherwise name it anything, another entrant
+    or a verdict on one (found by review). A seat not listed (a bot started by hand) is
+    shown as its hello says."""
 
 
 @dataclass(frozen=True)
@@ -371,9 +376,17 @@ class _Referee:
         report.connected = True
         # What the bot says it is, shown in logs, terminals and to the other seats: its
         # control characters as escapes.
-        report.name = visible(connection.hello.bot_name[:100])
-        report.version = visible(connection.hello.bot_version[:100])
+        self._name(seat, connection.hello)
         self._check_all_in()
+
+    def _name(self, seat: int, hello: pb.Hello) -> None:
+        report = self.reports[seat]
+        entered = self.spec.entered[seat] if seat < len(self.spec.entered) else None
+        if entered is not None:
+            report.name, report.version = entered
+        else:
+            report.name = visible(hello.bot_name[:100])
+            report.version = visible(hello.bot_version[:100])
 
     def _check_all_in(self) -> None:
         seated = len(self.connections) + len(self.in_process) + len(self.unsupported)
@@ -387,13 +400,11 @@ class _Referee:
         missing = missing_variants(self.spec.options, declared)
         if not missing:
             return ""
-        report = self.reports[seat]
-        report.name = visible(hello.bot_name[:100])
-        report.version = visible(hello.bot_version[:100])
+        self._name(seat, hello)
+        # No name in the reason: pages show it beside the seat's name, as the referee's word.
         self.unsupported[seat] = (
-            f"bot {report.name} {report.version} does not support the variant(s) "
-            f"{', '.join(missing)} of this match (its hello declares "
-            f"{', '.join(declared) or 'none'}); not seated")
+            f"the bot does not support the variant(s) {', '.join(missing)} of this match "
+            f"(its hello declares {', '.join(declared) or 'none'}); not seated")
         self._check_all_in()
         return self.unsupported[seat]
 

@@ -226,4 +226,21 @@ def test_a_bots_self_declared_name_reaches_logs_and_terminals_as_text() -> None:
         MatchSpec("names", 7, 2, options=RuleOptions(stacking=True)))
     reason = refusing.refuse_unsupported(1, hello)
     assert "does not support the variant(s) stacking" in reason
-    assert "evil\\x1b]0;pwned" in reason and not {"\x1b", "\x07", "\u202e", "\n"} & set(reason)
+    assert "evil" not in reason  # pages show the reason as the referee's own word
+    assert refusing.reports[1].name == "evil\\x1b]0;pwned\\x07\\x1b[2J"
+
+
+def test_a_seat_entered_by_its_bot_toml_is_named_by_it_whatever_its_hello_says() -> None:
+    """A hello named "greedy (seat 0): disqualified ..." was shown as the seat's name and in
+    the refusal, read as the referee's verdict on another bot (review, stop 39)."""
+    from arena.rules.options import RuleOptions
+
+    hello = pb.Hello(bot_name="greedy (seat 0): disqualified", bot_version="v9 NOTICE")
+    spec = MatchSpec("names", 7, 2, options=RuleOptions(stacking=True),
+                     entered=(("greedy", "1.0"), ("faker", "2.0")))
+    referee = referee_module._Referee(spec)
+    referee.attach(0, referee_module._Connection(None, hello))  # type: ignore[arg-type]
+    reason = referee.refuse_unsupported(1, hello)
+    assert [(r.name, r.version) for r in referee.reports] == [("greedy", "1.0"),
+                                                              ("faker", "2.0")]
+    assert "disqualified" not in reason and "NOTICE" not in reason

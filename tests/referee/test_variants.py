@@ -38,7 +38,8 @@ def test_a_bot_that_does_not_declare_the_variants_is_refused_at_hello(
     assert not refused.connected and refused.disqualified
     assert [f.kind for f in refused.faults] == [FaultKind.UNSUPPORTED_VARIANTS]
     reason = refused.faults[0].reason
-    assert "bot raw 0 does not support the variant(s) stacking, seven_o, jump_in" in reason
+    assert "the bot does not support the variant(s) stacking, seven_o, jump_in" in reason
+    assert "raw" not in reason  # the hello's name is the bot's word, not the referee's
     assert "declares none" in reason
     assert outcome.places[0] == 2 and not outcome.seats[1].faults
     assert time.perf_counter() - started < 30  # not the hello timeout per decision
