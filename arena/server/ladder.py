@@ -126,7 +126,8 @@ def _rate_ladder(store: LeagueStore, entrants: list[int], inherit: dict[int, int
 @dataclass(frozen=True)
 class LadderRow:
     rank: int | None
-    """1-based among bots still entered (None: withdrawn or disqualified)."""
+    """1-based among bots still entered, shared by equal ratings (None: withdrawn or
+    disqualified)."""
     version: Version
     standing: Standing
     versions: int
@@ -147,12 +148,20 @@ def ladder_rows(store: LeagueStore, board: Leaderboard) -> list[LadderRow]:
         if shown is None:
             continue
         rows.append((shown, standings[shown.id], len(versions)))
-    rows.sort(key=lambda r: (r[0].bot_state != "entered", -r[1].conservative, r[0].bot))
+    # Equal ratings share a rank (1, 1, 3) and are listed by submission (the version's id),
+    # not by name: a name chosen to sort first ("0...", "AAA") was shown at rank 1 among
+    # the unrated (review, stop 39).
+    rows.sort(key=lambda r: (r[0].bot_state != "entered", -r[1].conservative, r[0].id))
     ranked = []
+    place = 0
     rank = 0
+    previous: float | None = None
     for version, standing, count in rows:
         entered = version.bot_state == "entered"
-        rank += entered
+        if entered:
+            place += 1
+            if standing.conservative != previous:
+                rank, previous = place, standing.conservative
         ranked.append(LadderRow(rank if entered else None, version, standing, count))
     return ranked
 

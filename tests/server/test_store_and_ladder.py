@@ -818,3 +818,20 @@ def test_ladder_ids_sort_as_text_in_the_order_given(store: LeagueStore) -> None:
     assert store.settled("ladder")[0] is None  # L000004 still runs, before every other
     assert store.record(_record(running, 0), seats)
     assert store.settled("ladder")[0] == "L~1000000"
+
+
+def test_equal_ratings_share_a_rank_listed_by_submission_not_name(
+        store: LeagueStore, league: League) -> None:
+    """Every new bot starts at the same rating: a name sorting first ("0...", "AAA") was
+    shown at rank 1 of them, the others 2, 3... (review, stop 39)."""
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    ids = [_version(store, alice, "zeta"), _version(store, bob, "0first"),
+           _version(store, bob, "AAA")]
+    rows = ladder.ladder_rows(store, ladder.ladder_ratings(store, league))
+    assert [(row.rank, row.version.id) for row in rows] == [(1, i) for i in ids]
+    seats = (ids[0], ids[1])
+    match_id = store.start_ladder_match(seats)
+    assert store.record(_record(match_id, 0), seats)  # zeta beats 0first
+    rows = ladder.ladder_rows(store, ladder.ladder_ratings(store, league))
+    assert [row.version.bot for row in rows] == ["zeta", "AAA", "0first"]
+    assert [row.rank for row in rows] == [1, 2, 3]
