@@ -3,12 +3,13 @@ whether the sandbox shows them is ``tests/test_sandbox_runtimes.py``)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from arena.sandbox import ManifestError, load_manifest
-from arena.text import LABEL_LENGTH, file_label, name_key
+from arena.text import LABEL_LENGTH, file_label, lookalike_key, name_key
 
 BASE = 'name = "b"\nversion = "1"\nlanguage = "python"\nrun = ["python3", "bot.py"]\n'
 
@@ -103,6 +104,7 @@ def test_a_name_that_would_act_on_a_terminal_or_read_as_another_is_refused(
 
 
 @pytest.mark.parametrize("name", ["greedy ☃", "名前", "café", "\U0001f468\u200d\U0001f469",
+                                  "snow \u2603\ufe0f", "русский", "Ελληνικά", "ṩ̈",
                                   'quote " and \\ backslash', "a b-c_d.e"])
 def test_names_beyond_ascii_are_accepted(tmp_path: Path, name: str) -> None:
     text = BASE.replace('name = "b"', f"name = {toml_string(name)}")
@@ -122,7 +124,7 @@ def test_a_command_no_launch_can_carry_is_refused(tmp_path: Path, field: str,
     import json
 
     base = BASE if field != "run" else BASE.replace('run = ["python3", "bot.py"]\n', "")
-    with pytest.raises(ManifestError, match=f"field '{field}' .*{refusal}"):
+    with pytest.raises(ManifestError, match=f"field '{field}' .*{re.escape(refusal)}"):
         load_manifest(write(tmp_path, base + f"{field} = {json.dumps(words)}\n"))
 
 
@@ -150,6 +152,12 @@ def test_a_bot_toml_past_a_mebibyte_is_refused_unread(tmp_path: Path) -> None:
     ("\u3164", "U+3164"), ("greedy\u115f", "U+115F"), ("greedy\u2800", "U+2800"),
     ("greedy ", "starts or ends with a space"), (" greedy", "starts or ends with a space"),
     ("cafe\u0301", "composed form"), ("\ue000bot", "U+E000"), ("x" * 65, "at most 64"),
+    # Found by review (stop 39): shown as "alice" beside alice, or covering the rows around.
+    ("alice\u034f", "U+034F"), ("alice\ufe00", "U+FE00"), ("alice\U000e0100", "U+E0100"),
+    ("alice\u180b", "U+180B"), ("alice\u17b4", "U+17B4"),
+    ("\u0301alice", "starts with a combining mark"),
+    ("Z" + "\u0489" * 3, "more than 2 combining marks"),
+    ("\u0430lice", "mixes Cyrillic and Latin letters"), ("\u03b1lice", "mixes Greek and Latin"),
 ])
 def test_a_name_that_shows_as_another_is_refused(tmp_path: Path, name: str,
                                                  refusal: str) -> None:
@@ -167,6 +175,29 @@ def test_a_name_that_shows_as_another_is_refused(tmp_path: Path, name: str,
 def test_names_that_read_alike_have_one_key(first: str, second: str) -> None:
     assert name_key(first) == name_key(second)
     assert name_key(first) != name_key(first + "2")
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("alice-bot", "aIice_bot"), ("alice", "a1ice"), ("BOT", "b0t"), ("max", "rnax"),
+    ("alice", "\u0430lice"), ("greedy", "gr.ee-dy"), ("greedy", "GREEDY"), ("wave", "vvave"),
+    ("paypal", "\u0440\u0430\u0443\u0440\u0430l"),  # whole-script Cyrillic
+])
+def test_names_that_look_alike_have_one_lookalike_key(first: str, second: str) -> None:
+    assert lookalike_key(first) == lookalike_key(second)
+    assert lookalike_key(first) != lookalike_key(first + "2")
+    assert lookalike_key(first) != lookalike_key("x" + first)
+
+
+@pytest.mark.parametrize(("field", "text", "refusal"), [
+    ("version", "\u2800\u2800", "U+2800"), ("version", "1" + "\u0489" * 3, "combining marks"),
+    ("author", "Alice\u034f", "U+034F"), ("author", "\u0410lice Smith", "mixes Cyrillic"),
+])
+def test_a_version_or_author_that_shows_as_another_is_refused(
+        tmp_path: Path, field: str, text: str, refusal: str) -> None:
+    base = "".join(line for line in BASE.splitlines(keepends=True)
+                   if not line.startswith(f"{field} ="))
+    with pytest.raises(ManifestError, match=f"field '{field}' .*{re.escape(refusal)}"):
+        load_manifest(write(tmp_path, f"{base}{field} = {toml_string(text)}\n"))
 
 
 @pytest.mark.parametrize("label", ["seat0-AC/DC", "seat1-../../etc", "probe-" + "L" * 300,

@@ -56,7 +56,7 @@ from arena.referee.limits import MOST_STRIKES, SECONDS_RANGES, Limits
 from arena.rules.options import RuleOptions
 from arena.sandbox.limits import MOST
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
-from arena.text import name_key
+from arena.text import lookalike_key
 
 EXECUTORS = ("local", "dask")
 
@@ -256,13 +256,15 @@ def _entrants(path: Path, reader: _Reader) -> tuple[BotManifest, ...]:
             raise SeasonError(f"{path}: [season] entrants: {error}") from None
         seen[resolved] = manifest.name
         manifests.append(manifest)
-    keys = [name_key(m.name) for m in manifests]
+    keys = [lookalike_key(m.name) for m in manifests]
     duplicates = sorted({m.name for m, key in zip(manifests, keys, strict=True)
                          if keys.count(key) > 1})
     if duplicates:
         raise SeasonError(f"{path}: [season] entrants: bot name(s) {', '.join(duplicates)} "
                           "used by more than one folder, or reading alike (by case, "
-                          "spacing or a letter's form); names must be unique in a season")
+                          "spacing, a letter's form or letters that look alike: l, I and "
+                          "1, O and 0, Cyrillic a and Latin a); names must be unique in a "
+                          "season")
     return tuple(manifests)
 
 

@@ -395,6 +395,10 @@ def load_manifest(folder: Path | str) -> BotManifest:
                                 "terminals and pages, so it may hold no control character "
                                 "(an escape sequence, a line break) nor any that reverses "
                                 "the text's direction")
+        problem = name_problem(data[key], most) if data.get(key) else None
+        if problem:  # blank, invisible, piled-up marks, mixed scripts (review, stop 39)
+            raise ManifestError(f"{path}: field '{key}' {problem}; it is shown beside the "
+                                "bot's name and must read as itself")
     language = data["language"].lower()
     if not _LANGUAGE_NAME.fullmatch(language):
         raise ManifestError(f"{path}: field 'language' is {data['language']!r}; give the "

@@ -44,6 +44,7 @@ from arena.league.store import (
     write_transaction,
 )
 from arena.server.uploads import ABANDONED_SECONDS
+from arena.text import lookalike_key, name_problem
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -471,11 +472,19 @@ class LeagueStore:
         if not AUTHOR_NAME.fullmatch(name):
             raise Conflict(f"an author's name is 1 to 40 letters, digits, spaces, '.', '_' "
                            f"or '-', starting with a letter or digit; not {name[:60]!r}")
+        problem = name_problem(name) or ("has two spaces in a row (a page shows one)"
+                                         if "  " in name else None)
+        if problem:
+            raise Conflict(f"the author's name {name!r} {problem}")
         secret = secrets.token_urlsafe(32)
         digest = _secret_digest(secret)
         with self.transaction() as db:
-            if db.execute("SELECT 1 FROM authors WHERE name = ?", (name,)).fetchone():
-                raise Conflict(f"an author named {name!r} exists already")
+            key = lookalike_key(name)
+            alike = next((known for (known,) in db.execute("SELECT name FROM authors")
+                          if lookalike_key(known) == key), None)
+            if alike is not None:
+                raise Conflict(f"an author named {alike!r} exists already"
+                               + ("" if alike == name else f", and {name!r} reads like it"))
             cursor = db.execute("INSERT INTO authors (name, token_hash, created_at) "
                                 "VALUES (?, ?, ?)", (name, digest, time.time()))
         return f"{cursor.lastrowid}.{secret}"
@@ -552,12 +561,13 @@ class LeagueStore:
             row = db.execute("SELECT id, author_id FROM bots WHERE name = ?",
                              (bot_name,)).fetchone()
             if row is None:
-                # Names are ASCII here (uploads.BOT_NAME): alike means equal but for case.
-                alike = db.execute("SELECT name FROM bots WHERE lower(name) = lower(?)",
-                                   (bot_name,)).fetchone()
+                key = lookalike_key(bot_name)
+                alike = next((name for (name,) in db.execute("SELECT name FROM bots")
+                              if lookalike_key(name) == key), None)
                 if alike is not None:
-                    raise Conflict(f"the bot name {bot_name!r} reads like the bot {alike[0]!r} "
-                                   "of the league (names differing in case only are one); "
+                    raise Conflict(f"the bot name {bot_name!r} reads like the bot {alike!r} "
+                                   "of the league (names differing in case, separators or "
+                                   "letters that look alike, l, I and 1, O and 0, are one); "
                                    "choose another name in bot.toml, or use that one")
                 owned = db.execute("SELECT COUNT(*) FROM bots WHERE author_id = ?",
                                    (author_id,)).fetchone()[0]

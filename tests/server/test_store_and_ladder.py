@@ -835,3 +835,20 @@ def test_equal_ratings_share_a_rank_listed_by_submission_not_name(
     rows = ladder.ladder_rows(store, ladder.ladder_ratings(store, league))
     assert [row.version.bot for row in rows] == ["zeta", "AAA", "0first"]
     assert [row.rank for row in rows] == [1, 2, 3]
+
+
+def test_names_that_look_alike_are_one_name_on_the_server(store: LeagueStore) -> None:
+    """aIice-bot (capital I), a1ice-bot, alice_bot were all accepted beside alice-bot, and
+    the author "\u0430lice" (Cyrillic a) beside alice (review, stop 39)."""
+    alice, bob = _author(store, "alice"), _author(store, "bob")
+    store.add_version(alice, "alice-bot", "1.0", "h1", "s", "/bots/a", 5)
+    for alike in ("aIice-bot", "a1ice-bot", "alice_bot", "alice.bot", "ALICE-BOT"):
+        with pytest.raises(Conflict, match="reads like the bot 'alice-bot'"):
+            store.add_version(bob, alike, "1.0", "h2", "s", "/bots/b", 5)
+    store.add_version(bob, "alice-bot-2", "1.0", "h3", "s", "/bots/c", 5)  # another name
+    for author, refusal in (("Alice", "reads like it"), ("a1ice", "reads like it"),
+                            ("\u0430lice", "mixes Cyrillic and Latin"),
+                            ("al  ice", "two spaces"), ("alice\u3164", "U\\+3164")):
+        with pytest.raises(Conflict, match=refusal):
+            store.add_author(author)
+    assert store.add_author("Alicia")
