@@ -235,9 +235,12 @@ def _expire(waiter: asyncio.Future[None]) -> None:
 class _Connection:
     """One bot's stream, seen from the match loop."""
 
-    def __init__(self, context: grpc.aio.ServicerContext, hello: pb.Hello) -> None:
+    def __init__(self, context: grpc.aio.ServicerContext, hello: pb.Hello,
+                 write_seconds: float = 60.0) -> None:
         self.context = context
         self.hello = hello
+        self.write_seconds = write_seconds
+        """The longest a write to the bot may wait for it to read (``send``)."""
         self.inbox = _Inbox()
         self.finished = asyncio.Event()
         self.closed = asyncio.Event()
@@ -249,9 +252,12 @@ class _Connection:
         if not self.alive:
             return False
         try:
-            await self.context.write(message)
+            # A bot that stops reading (its HTTP/2 window shut) would hold the write, and
+            # the match with it, for ever: a loss never recorded (found by review).
+            async with asyncio.timeout(self.write_seconds):
+                await self.context.write(message)
             return True
-        except Exception:  # the stream is gone; the loop disqualifies the seat
+        except Exception:  # the stream is gone or stuck; the loop disqualifies the seat
             self.alive = False
             return False
 
@@ -310,7 +316,9 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
         if refusal:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, refusal)
             return
-        connection = _Connection(context, first.hello)
+        limits = referee.spec.limits
+        connection = _Connection(context, first.hello,
+                                 limits.decision_deadline + limits.time_bank)
         referee.attach(seat, connection)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -583,6 +591,10 @@ async def _close(referee: _Referee, listening: _Listening, processes: list[BotPr
         shutil.rmtree(listening.folder, ignore_errors=True)
 
 
+_PUBLIC_REASON = {kind: kind.name.lower().replace("_", " ") for kind in FaultKind}
+"""What the other seats are told of a fault: its kind, in words."""
+
+
 @dataclass(slots=True, eq=False)
 class _Pending:
     """A decision asked of a bot, from its request until it is answered or expires."""
@@ -629,7 +641,10 @@ class _MatchLoop:
         self.time_bank = [spec.limits.time_bank] * spec.players
         self.autopilots = [GreedyPolicy(self.chance.seat_seed(seat))
                            for seat in range(spec.players)]
-        self.request_id = 0
+        self.request_ids = [0] * spec.players
+        """Each seat's own count of requests: one count for all told a bot how many
+        decisions the others made that no event shows (a playable drawn card kept, a
+        jump-in passed; found by review)."""
         self.decisions = 0
         self.pending: _Pending | None = None
         """The decision a bot is asked and has not answered."""
@@ -723,9 +738,12 @@ class _MatchLoop:
         out = self.encoded[seat]
         for item in timeline[start:]:
             if isinstance(item, Fault):
+                # The other seats read a fixed text per kind: the reason quotes what the bot
+                # sent (a request id, an index), which carried 64 bits a strike to a
+                # partner (found by review); the seat itself and the log get it whole.
                 out.append(fault_entry(pb.Fault(
                     seat=item.seat, kind=int(item.kind),  # type: ignore[arg-type]
-                    reason=item.reason,
+                    reason=item.reason if item.seat == seat else _PUBLIC_REASON[item.kind],
                     strikes=item.strikes, disqualified=item.disqualified,
                     penalised=item.penalised)))
                 continue
@@ -971,9 +989,10 @@ class _MatchLoop:
             self._decide(seat, observation, None, 0.0, None, None)
             return None
         limits = self.spec.limits
-        self.request_id += 1
+        self.request_ids[seat] += 1
+        request_id = self.request_ids[seat]
         request = decision_request_bytes(
-            self.request_id, observation, legal, int(limits.decision_deadline * 1000),
+            request_id, observation, legal, int(limits.decision_deadline * 1000),
             int(self.time_bank[seat] * 1000))
         # Built here, so the logged request is the one sent.
         message = self._wire_events(seat) + request_entry(request)
@@ -983,7 +1002,7 @@ class _MatchLoop:
             # A very long match, or padded answers: encode what is held once the request is
             # on its way (the loop runs this once the send is under way).
             loop.call_soon(self._flush_log)
-        pending = self.pending = _Pending(seat, self.request_id, observation, legal,
+        pending = self.pending = _Pending(seat, request_id, observation, legal,
                                           connection, request, message)
         pending.sent = time.perf_counter()
         pending.give_up = loop.time() + limits.decision_deadline + self.time_bank[seat]
@@ -1091,7 +1110,7 @@ class _MatchLoop:
         match.apply(action)
         self.decisions += 1
         if self.log:
-            self.log.decision(seat, self.request_id, action, source, asked, answer, latency,
+            self.log.decision(seat, self.request_ids[seat], action, source, asked, answer, latency,
                               self.time_bank[seat])
         self._sync_events()
         if self.on_progress is not None and isinstance(match.events[-1], ev.RoundEnded):

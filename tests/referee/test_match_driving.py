@@ -29,7 +29,8 @@ class FakeStream:
     the match as the stream's reader does. A write suspends once, as a real one does.
     ``plan`` changes what happens to a request id: ``"never"`` (no answer), ``("after",
     seconds)`` (answered then), ``"cancel"`` (answered at once, but the task writing the
-    request is cancelled as it writes, as gRPC cancels a reader whose bot hung up);
+    request is cancelled as it writes, as gRPC cancels a reader whose bot hung up),
+    ``"stall"`` (the write never ends: the bot shut its flow-control window);
     ``on_request(request_id)`` is called as each request is written."""
 
     def __init__(self, referee: Any, seat: int, plan: dict[int, Any] | None = None,
@@ -43,6 +44,8 @@ class FakeStream:
         data = message if type(message) is bytes else message.SerializeToString()  # type: ignore[union-attr]
         response = pb.PlayResponse.FromString(data)
         if response.HasField("decision_request"):
+            if self.plan.get(response.decision_request.request_id) == "stall":
+                await asyncio.Event().wait()  # the bot stopped reading: a write never ends
             self._answer(response.decision_request.request_id)
         await asyncio.sleep(0)
 
@@ -84,7 +87,10 @@ async def play_over(spec: MatchSpec, plans: list[dict[int, Any]], delay: float |
     referee = referee_module._Referee(spec)
     streams = [FakeStream(referee, seat, plans[seat], delay) for seat in range(2)]
     for seat, stream in enumerate(streams):
-        referee.attach(seat, referee_module._Connection(stream, pb.Hello(bot_name=f"fake{seat}")))
+        limits = spec.limits
+        referee.attach(seat, referee_module._Connection(
+            stream, pb.Hello(bot_name=f"fake{seat}"),
+            limits.decision_deadline + limits.time_bank))
     assert spec.log_path is not None
     writer = MatchLogWriter(spec.log_path)
     # A match that stops playing on (a lost wake-up) fails here rather than hanging.
@@ -111,16 +117,18 @@ def test_a_reader_cancelled_as_it_writes_loses_no_request(tmp_path: Path) -> Non
         spec_for(log, PATIENT), [cancelled_at, cancelled_at]))
     assert all(seat.faults == [] for seat in outcome.seats)
     assert max(outcome.scores) >= 500 or outcome.round_limit_reached
-    requests = sorted(streams[0].requests + streams[1].requests)
-    assert requests == list(range(1, len(requests) + 1)), "every request sent once"
+    for stream in streams:  # each seat counts its own requests (no count of the other's)
+        assert sorted(stream.requests) == list(range(1, len(stream.requests) + 1)), (
+            "every request sent once")
     records = list(read_log(log))
-    decisions = {r["request"]: r for r in records if r["type"] == "decision"}
-    timing = {r["request"]: r for r in records if r["type"] == "timing"}
-    for request_id in cancelled_at:
-        assert decisions[request_id]["source"] == "bot"
-        assert decisions[request_id]["asked"], "logged as sent, with its seat's view"
-        # Taken at once, not when the deadline's timer came to look.
-        assert timing[request_id]["latency_ms"] < PATIENT.decision_deadline * 1000
+    decisions = {(r["seat"], r["request"]): r for r in records if r["type"] == "decision"}
+    timing = {(r["seat"], r["request"]): r for r in records if r["type"] == "timing"}
+    for seat in (0, 1):
+        for request_id in cancelled_at:
+            assert decisions[seat, request_id]["source"] == "bot"
+            assert decisions[seat, request_id]["asked"], "logged as sent, with its view"
+            # Taken at once, not when the deadline's timer came to look.
+            assert timing[seat, request_id]["latency_ms"] < PATIENT.decision_deadline * 1000
 
 
 def test_each_request_expires_at_its_own_deadline(tmp_path: Path) -> None:
@@ -133,14 +141,33 @@ def test_each_request_expires_at_its_own_deadline(tmp_path: Path) -> None:
     # was set (for request 1) and expires after it would have fired.
     plan: dict[int, Any] = {request_id: ("after", 0.03) for request_id in range(1, 6)}
     plan[6] = "never"
-    outcome, _ = asyncio.run(play_over(spec_for(log, limits), [plan, plan]))
+    quick = {request_id: ("after", 0.03) for request_id in range(1, 6)}
+    outcome, _ = asyncio.run(play_over(spec_for(log, limits), [plan, quick]))
     faulted = [s for s in outcome.seats if s.faults]
-    assert len(faulted) == 1
+    assert len(faulted) == 1 and faulted[0].seat == 0
     assert [f.kind for f in faulted[0].faults] == [FaultKind.TIMEOUT]
     assert "request 6" in faulted[0].faults[0].reason
-    timing = {r["request"]: r for r in read_log(log) if r["type"] == "timing"}
-    assert timing[6]["latency_ms"] >= 250.0, "expired before its deadline and time bank"
-    assert timing[6]["bank_ms"] == 0.0
+    timing = {(r["seat"], r["request"]): r for r in read_log(log) if r["type"] == "timing"}
+    assert timing[0, 6]["latency_ms"] >= 250.0, "expired before its deadline and time bank"
+    assert timing[0, 6]["bank_ms"] == 0.0
+    assert max(outcome.scores) >= 500 or outcome.round_limit_reached
+
+
+def test_a_bot_that_stops_reading_is_disqualified_and_the_match_goes_on(
+        tmp_path: Path) -> None:
+    """A bot losing the match shut its HTTP/2 window: the referee's write of its next
+    request never ended, no deadline fired (the loop was busy writing), and the match, its
+    loss with it, was never recorded (review, stop 39). A write waits at most the
+    deadline and the time bank; then the seat is disqualified and play goes on."""
+    log = tmp_path / "match.jsonl.gz"
+    limits = Limits(decision_deadline=0.2, time_bank=0.3, hello_timeout=1.0)
+    started = time.perf_counter()
+    outcome, streams = asyncio.run(play_over(spec_for(log, limits), [{5: "stall"}, {}]))
+    assert time.perf_counter() - started < STALLED
+    assert outcome.disqualified == (0,)
+    assert [f.kind for f in outcome.seats[0].faults] == [FaultKind.DISCONNECTED]
+    assert outcome.places[0] == 2 and not outcome.seats[1].faults
+    assert streams[0].requests == [1, 2, 3, 4]
     assert max(outcome.scores) >= 500 or outcome.round_limit_reached
 
 
@@ -149,12 +176,14 @@ def test_an_answer_after_expiry_is_logged_as_late_and_not_struck_twice(tmp_path:
     log = tmp_path / "match.jsonl.gz"
     limits = Limits(decision_deadline=0.05, time_bank=0.0, hello_timeout=1.0)
     late = {4: ("after", 0.15)}  # the other answers take 1 ms: the match is still on
-    outcome, _ = asyncio.run(play_over(spec_for(log, limits), [late, late], delay=0.001))
+    outcome, _ = asyncio.run(play_over(spec_for(log, limits), [late, {}], delay=0.001))
     faults = [f for seat in outcome.seats for f in seat.faults]
-    assert [f.kind for f in faults] == [FaultKind.TIMEOUT]
+    assert [(f.seat, f.kind) for f in faults] == [(0, FaultKind.TIMEOUT)]
     records = list(read_log(log))
-    assert [r["request"] for r in records if r["type"] == "late_answer"] == [4]
-    decision = next(r for r in records if r["type"] == "decision" and r["request"] == 4)
+    assert [(r["seat"], r["request"]) for r in records if r["type"] == "late_answer"] == [
+        (0, 4)]
+    decision = next(r for r in records if r["type"] == "decision" and r["seat"] == 0
+                    and r["request"] == 4)
     assert decision["source"] == "default" and decision["answer"] is None
 
 
@@ -169,8 +198,12 @@ def test_a_cancelled_match_sends_nothing_more(tmp_path: Path) -> None:
         referee = referee_module._Referee(spec)
         match: asyncio.Future[MatchOutcome] | None = None
 
+        sent = 0
+
         def cancel_at_20(request_id: int) -> None:
-            if request_id == 20 and match is not None:
+            nonlocal sent
+            sent += 1  # each seat counts its own requests: the 20th of the match's
+            if sent == 20 and match is not None:
                 match.cancel()
 
         streams = [FakeStream(referee, seat, on_request=cancel_at_20) for seat in range(2)]
@@ -181,7 +214,9 @@ def test_a_cancelled_match_sends_nothing_more(tmp_path: Path) -> None:
         with pytest.raises(asyncio.CancelledError):
             await asyncio.wait_for(match, STALLED)
         await asyncio.sleep(0.1)  # what would still play on, were it not over
-        assert sorted(streams[0].requests + streams[1].requests) == list(range(1, 21))
+        assert len(streams[0].requests) + len(streams[1].requests) == 20
+        for stream in streams:
+            assert stream.requests == list(range(1, len(stream.requests) + 1))
         assert not loop.drivers and all(not s.readers for s in streams)
         assert loop.timer is None or loop.timer.cancelled()
 
