@@ -142,9 +142,7 @@ def lookalike_key(name: str) -> str:
     rn and m; Cyrillic and Greek letters drawn as Latin ones) and separators dropped (a
     capital I is l, so i is too once case is folded: "bit" and "blt" are one). Two
     names with one key are one name: the second is refused."""
-    folded = unicodedata.normalize("NFKC", name).casefold()
-    key = "".join(c for c in folded if c not in JOINERS).translate(LOOKALIKE_LETTERS)
-    key = "".join(key.split())
+    key = name_key(name).translate(LOOKALIKE_LETTERS)  # its one space between words dropped
     for pair, single in LOOKALIKE_PAIRS:
         key = key.replace(pair, single)
     return key

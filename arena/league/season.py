@@ -209,16 +209,14 @@ class _Reader:
                 f" matching {pattern}" if pattern else ""), value)
         return value
 
-
     def host_names(self, key: str) -> tuple[str, ...]:
         from arena.sandbox.egress import host_pattern
 
         value = self.data.get(key, [])
-        if not isinstance(value, list):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise self.error(key, "a list of host names", value)
         try:
-            return tuple(dict.fromkeys(host_pattern(v) if isinstance(v, str) else
-                                       host_pattern(repr(v)) for v in value))
+            return tuple(dict.fromkeys(host_pattern(v) for v in value))
         except ValueError as error:
             raise SeasonError(f"{self.path}: [{self.table}] {key}: {error}") from None
 

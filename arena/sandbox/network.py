@@ -43,8 +43,10 @@ PROXY_ENVIRONMENT = {**{name: PROXY_URL for name in (
                                   for part in ("Host=127.0.0.1", f"Port={PROXY_PORT}"))}
 """Where a build finds its proxy: the usual variables (pip, npm, go, cargo, curl) and, for
 the JVM (Maven, Gradle), its system properties."""
-PASTA_OPTIONS = ("--quiet", "-t", "none", "-u", "none", "-U", "none", "--no-udp", "--no-icmp",
-                 "--no-dhcp", "--no-dhcpv6", "--no-ndp", "--no-ra", "--no-map-gw")
+PASTA_OPTIONS = ("--quiet", "-4", "-t", "none", "-u", "none", "-U", "none", "--no-udp",
+                 "--no-icmp", "--no-dhcp", "--no-dhcpv6", "--no-ndp", "--no-ra", "--no-map-gw")
+"""IPv4 only (``-4``): the namespace's ::1 would lead to the host's [::1] at the proxy's
+port, where anything could listen (found by review)."""
 OWN_TUN = ("mount -t tmpfs -o mode=0755,size=4k arena-tun /dev/net && "
            "mknod -m 0666 /dev/net/tun c 10 200 && exec \"$@\"")
 """pasta opens /dev/net/tun after dropping root, and a host may keep it 0600 (Debian's udev
@@ -131,9 +133,7 @@ def attach(sandbox_pid: int, uid: int | None, alive: Callable[[], bool],
     folder = Path(tempfile.mkdtemp(prefix="arena-pasta-"))
     try:
         pid_file = folder / "pasta.pid"
-        # IPv4 only: the namespace's ::1 would lead to the host's [::1] at the
-        # proxy's port, where anything could listen (found by review).
-        command = [pasta, *PASTA_OPTIONS, "-4", "-T", f"{PROXY_PORT}:{proxy.port}",
+        command = [pasta, *PASTA_OPTIONS, "-T", f"{PROXY_PORT}:{proxy.port}",
                    "-P", str(pid_file)]
         if uid is not None:  # it joins the build's user namespace, owned by that uid
             os.chown(folder, uid, uid)

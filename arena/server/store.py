@@ -157,6 +157,8 @@ LEAGUE_STORE = StoreKind(
 
 AUTHOR_NAME = re.compile(r"[^\W_](?:[\w .-]{0,38}[\w.-])?")
 """Letters (any script's), digits, inner spaces, '.', '_', '-': a name shown as it is."""
+
+
 def ladder_id(number: int) -> str:
     """The id of the ``number``-th ladder match: ``L000001``...``L999999``, then a ``~``
     for each digit past six (``L~1000000``, ``L~~10000000``), so that ids sort as text in

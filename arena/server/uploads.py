@@ -34,7 +34,6 @@ from pathlib import Path, PurePosixPath
 
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest, source_entries
 from arena.sandbox.trees import MOST_TREE_DEPTH, MOST_TREE_PATH_BYTES, path_problem, remove_tree
-from arena.text import name_problem
 
 CHUNK = 64 * 1024
 FOLDER_COST = 4096
@@ -241,11 +240,9 @@ def unpack(archive: bytes, caps: Caps, store: Path, work: Path | None = None) ->
             raise UploadRefused(422, f"the archive's bot.toml: name {manifest.name!r} must be "
                                 "1 to 40 letters, digits, '.', '_' or '-', starting with a "
                                 "letter or digit")
-        if (len(manifest.version) > LABEL_LENGTH or not manifest.version.isprintable()
-                or name_problem(manifest.version, LABEL_LENGTH)):
+        if len(manifest.version) > LABEL_LENGTH or not manifest.version.isprintable():
             raise UploadRefused(422, "the archive's bot.toml: version must be at most "
-                                f"{LABEL_LENGTH} printable characters, none blank or "
-                                "invisible")
+                                f"{LABEL_LENGTH} printable characters")
         _keep_only_sources(folder)
         content_hash = manifest.content_digest()
         target = store / content_hash
