@@ -320,3 +320,22 @@ def test_play_writes_the_match_pages(tmp_path: Path) -> None:
         for page in (f"matches/{match}.html", f"replays/{match}.html", f"replays/{match}.js"):
             assert (folder / "html" / page).is_file(), page
     assert "match-0002.html" in (folder / "html" / "index.html").read_text()
+
+
+def test_arena_play_names_each_seat_by_its_bot_toml_not_its_hello(tmp_path: Path) -> None:
+    """The greedy sample's hello always says "greedy": entered as "honest" (its bot.toml),
+    the log, the summary and the other seat know it as that (review, stop 39: a hello
+    could name its seat anything, another entrant or a verdict on one)."""
+    import shutil
+
+    folder = tmp_path / "honest"
+    shutil.copytree(SAMPLES / "python" / "greedy", folder)
+    toml = folder / "bot.toml"
+    toml.write_text(toml.read_text().replace('name = "greedy"', 'name = "honest"'))
+    result = arena("play", str(folder), str(SAMPLES / "python" / "random"), "--matches", "1",
+                   "--target", "50", "--logs", str(tmp_path / "logs"), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "honest 1.0" in result.stdout
+    seats = next(r["seats"] for r in read_log(tmp_path / "logs" / "match-0001.jsonl.gz")
+                 if r["type"] == "seats")
+    assert [s["name"] for s in seats] == ["honest", "random"]
