@@ -247,17 +247,28 @@ class _Connection:
         """Set when the bot's side of the stream has ended."""
         self.alive = True
 
-    async def send(self, message: pb.PlayResponse | bytes) -> bool:
-        """Send a message (or its serialized bytes); False when the stream is gone."""
+    async def write(self, message: pb.PlayResponse | bytes) -> bool:
+        """Send a message (or its serialized bytes); False when the stream is gone. No
+        timeout of its own: a request's stuck write is cut off at its deadline and time bank
+        (``_MatchLoop._on_timer``), for nothing per request, where ``asyncio.timeout`` cost
+        5 us of a decision's path (a timer set and cancelled)."""
         if not self.alive:
             return False
+        try:
+            await self.context.write(message)
+            return True
+        except Exception:  # the stream is gone; the loop disqualifies the seat
+            self.alive = False
+            return False
+
+    async def send(self, message: pb.PlayResponse | bytes) -> bool:
+        """``write`` in at most ``write_seconds``; False when the stream is gone or stuck."""
         try:
             # A bot that stops reading (its HTTP/2 window shut) would hold the write, and
             # the match with it, for ever: a loss never recorded (found by review).
             async with asyncio.timeout(self.write_seconds):
-                await self.context.write(message)
-            return True
-        except Exception:  # the stream is gone or stuck; the loop disqualifies the seat
+                return await self.write(message)
+        except TimeoutError:  # the loop disqualifies the seat
             self.alive = False
             return False
 
@@ -618,6 +629,8 @@ class _Pending:
     expired: bool = False
     broken: bool = False
     """The stream broke as the request was sent."""
+    stalled: bool = False
+    """The request's write was still going at its deadline and time bank (cut off)."""
 
 
 class _MatchLoop:
@@ -650,6 +663,10 @@ class _MatchLoop:
         """The decision a bot is asked and has not answered."""
         self.busy = False
         """A task is playing the match on (see ``drive``)."""
+        self.driving: asyncio.Task[Any] | None = None
+        """The task playing the match on, or the last one."""
+        self.writing: _Pending | None = None
+        """The decision whose request ``driving`` is writing."""
         self.done: asyncio.Future[None] | None = None
         self.drivers: set[asyncio.Task[None]] = set()
         self.timer: asyncio.TimerHandle | None = None
@@ -916,16 +933,30 @@ class _MatchLoop:
         if self.busy or done is None:
             return
         self.busy = True
+        self.driving = asyncio.current_task()
         pending: _Pending | None = None
         try:
             while not done.done() and (pending := self._advance()) is not None:
-                if await pending.connection.send(pending.message):
+                self.writing = pending
+                try:
+                    sent = await pending.connection.write(pending.message)
+                except asyncio.CancelledError:
+                    # ``_on_timer`` cancels a write still going at the request's deadline
+                    # and time bank (its bot stopped reading); any other cancel goes on up.
+                    if not pending.stalled or self.driving.uncancel():  # type: ignore[union-attr]
+                        raise
+                    pending.connection.alive = False
+                    sent = False
+                self.writing = None
+                if sent:
                     pending.asked = pending.request
                     for seat in self.referee.connections:
                         if seat != pending.seat and not self.reports[seat].disqualified:
                             self._encode_events(seat)
                 else:
-                    self._fault(pending.seat, FaultKind.DISCONNECTED, "the stream broke")
+                    self._fault(pending.seat, FaultKind.DISCONNECTED,
+                                "did not read its request within the deadline and time bank"
+                                if pending.stalled else "the stream broke")
                     pending.broken = True
         except asyncio.CancelledError:
             # This task's own stream was cancelled (its bot hung up) while it drove. A write
@@ -940,6 +971,7 @@ class _MatchLoop:
                 done.set_exception(error)
         finally:
             self.busy = False
+            self.writing = None
 
     def _advance(self) -> _Pending | None:
         """Play every decision that needs no bot (in-process seats, the autopilot) and the
@@ -1025,6 +1057,10 @@ class _MatchLoop:
             pending.expired = True
             if not self.busy:
                 self.drive_soon()
+            elif self.writing is pending and self.driving is not None:
+                # Its request is still being written: the bot stopped reading.
+                pending.stalled = True
+                self.driving.cancel()
         else:
             self.timer = loop.call_at(pending.give_up, self._on_timer)
 

@@ -158,16 +158,21 @@ def test_a_bot_that_stops_reading_is_disqualified_and_the_match_goes_on(
     """A bot losing the match shut its HTTP/2 window: the referee's write of its next
     request never ended, no deadline fired (the loop was busy writing), and the match, its
     loss with it, was never recorded (review, stop 39). A write waits at most the
-    deadline and the time bank; then the seat is disqualified and play goes on."""
+    deadline and the time bank (the request's own timer cuts it off: no timeout per write);
+    then the seat is disqualified and play goes on."""
     log = tmp_path / "match.jsonl.gz"
     limits = Limits(decision_deadline=0.2, time_bank=0.3, hello_timeout=1.0)
     started = time.perf_counter()
     outcome, streams = asyncio.run(play_over(spec_for(log, limits), [{5: "stall"}, {}]))
     assert time.perf_counter() - started < STALLED
     assert outcome.disqualified == (0,)
-    assert [f.kind for f in outcome.seats[0].faults] == [FaultKind.DISCONNECTED]
+    assert [(f.kind, f.reason) for f in outcome.seats[0].faults] == [(
+        FaultKind.DISCONNECTED, "did not read its request within the deadline and time bank")]
     assert outcome.places[0] == 2 and not outcome.seats[1].faults
     assert streams[0].requests == [1, 2, 3, 4]
+    decision = next(r for r in read_log(log) if r["type"] == "decision" and r["seat"] == 0
+                    and r["request"] == 5)
+    assert decision["source"] == "autopilot" and decision.get("answer") is None
     assert max(outcome.scores) >= 500 or outcome.round_limit_reached
 
 

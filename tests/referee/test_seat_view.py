@@ -97,19 +97,19 @@ def test_each_bot_is_sent_every_event_and_fault_once_in_the_logs_order(
 
     seat_of: dict[int, int] = {}
     sent: dict[int, list[bytes]] = {0: [], 1: []}
-    attach, send = referee_module._Referee.attach, referee_module._Connection.send
+    attach, write = referee_module._Referee.attach, referee_module._Connection.write
 
     def attaching(self: Any, seat: int, connection: Any) -> None:
         seat_of[id(connection)] = seat
         attach(self, seat, connection)
 
-    async def sending(self: Any, message: Any) -> bool:
+    async def writing(self: Any, message: Any) -> bool:
         data = message if type(message) is bytes else message.SerializeToString()
         sent[seat_of[id(self)]].append(data)
-        return bool(await send(self, message))
+        return bool(await write(self, message))
 
     monkeypatch.setattr(referee_module._Referee, "attach", attaching)
-    monkeypatch.setattr(referee_module._Connection, "send", sending)
+    monkeypatch.setattr(referee_module._Connection, "write", writing)
     log = tmp_path / "m.jsonl.gz"
     outcome = play([tracker.seat(misbehaving("illegal"), "seat0-illegal"),
                     tracker.seat(misbehaving("bad-play_or_draw"), "seat1-bad")],
