@@ -347,7 +347,7 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
                 if driver is not None and driver.waiting_on == seat:
                     # The answer the match waits for: play on in this task, up to the next
                     # request sent (no hand-off to another task on a decision's path).
-                    await driver.drive()
+                    await driver.drive(me)
         except (grpc.RpcError, asyncio.CancelledError, Exception):
             pass
         finally:
@@ -672,6 +672,8 @@ class _MatchLoop:
         self.timer: asyncio.TimerHandle | None = None
         """Set for the earliest time a pending decision may expire, or earlier."""
         self.on_progress: Any = None
+        self.loop: asyncio.AbstractEventLoop
+        """The event loop the match runs on (set by ``run``)."""
         self.log_error: Exception | None = None
         """An error of the log's encoding or writing (a full disk), raised by the loop."""
         # Requests that timed out: a late answer to one is dropped, not struck twice.
@@ -770,6 +772,7 @@ class _MatchLoop:
 
     async def run(self, started: float, on_progress: Any) -> MatchOutcome:
         spec, referee = self.spec, self.referee
+        self.loop = asyncio.get_running_loop()
         if self.log:
             self.log.write({
                 "type": "header", "format": LOG_FORMAT, "match_id": spec.match_id,
@@ -802,7 +805,7 @@ class _MatchLoop:
         match = self.match
         play_started = time.perf_counter()
         self.on_progress = on_progress
-        self.done = asyncio.get_running_loop().create_future()
+        self.done = self.loop.create_future()
         referee.driver = self
         try:
             # Stream readers play the match on as answers arrive (``drive``); this task
@@ -850,7 +853,7 @@ class _MatchLoop:
         for seat in seats:
             pause = self.pausers.get(seat)
             if pause is not None:
-                asyncio.get_running_loop().call_soon(self._pause_unless_on_turn, seat, pause)
+                self.loop.call_soon(self._pause_unless_on_turn, seat, pause)
 
     def _pause_unless_on_turn(self, seat: int, pause: Any) -> None:
         if not self.match.is_over and self.match.current_seat != seat:
@@ -919,11 +922,11 @@ class _MatchLoop:
         """Play on in a task of its own (at the start, after a timeout, a hang-up)."""
         if self.done is None or self.done.done():
             return
-        task = asyncio.get_running_loop().create_task(self.drive())
+        task = self.loop.create_task(self.drive())
         self.drivers.add(task)
         task.add_done_callback(self.drivers.discard)
 
-    async def drive(self) -> None:
+    async def drive(self, task: asyncio.Task[Any] | None = None) -> None:
         """Play on until a bot must answer, sending each request on the way; an error ends
         the match (``done``). Run by the stream reader that received the answer, so a
         decision costs no hand-off between tasks; one task at a time (``busy``): what
@@ -933,7 +936,9 @@ class _MatchLoop:
         if self.busy or done is None:
             return
         self.busy = True
-        self.driving = asyncio.current_task()
+        # The task running this (the stream reader's, passed in: asking asyncio costs a
+        # getpid system call, 3% of the referee's thread in a match, profiled).
+        self.driving = task or asyncio.current_task()
         pending: _Pending | None = None
         try:
             while not done.done() and (pending := self._advance()) is not None:
@@ -1028,7 +1033,7 @@ class _MatchLoop:
             int(self.time_bank[seat] * 1000))
         # Built here, so the logged request is the one sent.
         message = self._wire_events(seat) + request_entry(request)
-        loop = asyncio.get_running_loop()
+        loop = self.loop
         if self.log and (self.log.held >= LOG_HELD_MOST
                          or self.log.held_bytes >= LOG_HELD_BYTES):
             # A very long match, or padded answers: encode what is held once the request is
@@ -1052,7 +1057,7 @@ class _MatchLoop:
         pending = self.pending
         if pending is None or self.done is None or self.done.done():
             return
-        loop = asyncio.get_running_loop()
+        loop = self.loop
         if loop.time() + CLOCK_RESOLUTION >= pending.give_up:
             pending.expired = True
             if not self.busy:
