@@ -26,6 +26,7 @@ from arena.referee.match import (
     _close,
     _Referee,
     _serve,
+    run_match,
 )
 from arena.referee.replay import replay
 from arena.rules.options import RuleOptions
@@ -96,6 +97,29 @@ def test_strike_limit_disqualifies_and_autopilot_finishes(tracker: Tracker) -> N
     bad = outcome.seats[1]
     assert [f.kind for f in bad.faults] == [FaultKind.ILLEGAL_ACTION, FaultKind.STRIKE_LIMIT]
     assert bad.disqualified and outcome.places[1] == 2
+    tracker.assert_none_left()
+
+
+def test_a_bot_that_stops_reading_is_cut_off_at_its_deadline(tracker: Tracker,
+                                                              tmp_path: Path) -> None:
+    """A bot that stops reading its stream, its window kept small, while it answers blind:
+    the referee's write of a request stalls for good. The request's own deadline timer
+    cuts the write off at the deadline and time bank (no timeout per write since stop 40),
+    the seat is disqualified saying why, and the match is played out and recorded."""
+    log = tmp_path / "match.jsonl.gz"
+    spec = MatchSpec("deaf", 3, 2, SHORT, Limits(decision_deadline=0.5, time_bank=0.5,
+                                                 strike_limit=1000, hello_timeout=3.0), log)
+    seats = [tracker.seat(misbehaving("deaf"), "deaf"), tracker.seat(sample("greedy"), "good")]
+    # A match the stalled write holds fails here rather than hanging the suite.
+    outcome = asyncio.run(asyncio.wait_for(run_match(spec, seats), 60))
+    deaf, good = outcome.seats
+    cut = [f for f in deaf.faults if f.disqualified]
+    assert [(f.kind, f.reason) for f in cut] == [(
+        FaultKind.DISCONNECTED, "did not read its request within the deadline and time bank")]
+    assert deaf.decisions >= 5, "it played its first requests"
+    assert good.faults == [] and outcome.places == (2, 1)
+    assert max(outcome.scores) >= SHORT.target_score or outcome.round_limit_reached
+    assert replay(log).match.scores == list(outcome.scores)
     tracker.assert_none_left()
 
 

@@ -8,6 +8,8 @@ request of decision kind KIND (``bad-give_card``...) with an index out of range;
 field the protocol does not know; ``slow-hello`` opens its stream and says hello two
 seconds later; ``crowd`` says hello, then opens 40 streams that never speak (to crowd out a
 bot still to say hello); ``hog`` holds 1,500 connections to its socket, then plays;
+``deaf`` answers five requests, then stops reading its stream (its flow-control window,
+kept small, fills and the referee's writes stall) while it goes on answering blind;
 ``legal`` never misbehaves.
 """
 
@@ -50,6 +52,9 @@ def main() -> None:
         stream = bot.responses()  # opens the stream, then says nothing
         time.sleep(30)
         del stream
+        return
+    if MODE == "deaf":  # plays five requests, then stops reading and answers blind
+        deaf()
         return
     bot = RawBot(token="0" * 32 if MODE == "wrong-token" else None)
     if MODE == "slow-hello":  # its stream open, its hello two seconds later
@@ -149,4 +154,22 @@ def play(bot: RawBot, stream: Iterator[pb.PlayResponse] | None = None) -> None:
         bot.answer(request_id)
 
 
+
+def deaf() -> None:
+    # A small stream window, not grown by probing: unread requests fill it quickly.
+    bot = RawBot(options=[("grpc.http2.lookahead_bytes", 1024), ("grpc.http2.bdp_probe", 0)])
+    bot.hello()
+    stream = bot.responses()
+    for response in stream:
+        if response.HasField("decision_request"):
+            request_id = response.decision_request.request_id
+            bot.answer(request_id)
+            if request_id == 5:
+                break
+    for blind in range(request_id + 1, request_id + 100_000):  # never reads again
+        time.sleep(0.02)
+        bot.answer(blind)
+
+
 main()
+

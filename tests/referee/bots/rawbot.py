@@ -12,9 +12,10 @@ from arena.protocol import pb
 
 
 class RawBot:
-    def __init__(self, token: str | None = None) -> None:
+    def __init__(self, token: str | None = None,
+                 options: list[tuple[str, int]] | None = None) -> None:
         self.outbox: queue.SimpleQueue[pb.PlayRequest | bytes | None] = queue.SimpleQueue()
-        self.channel = grpc.insecure_channel(os.environ["ARENA_ADDRESS"])
+        self.channel = grpc.insecure_channel(os.environ["ARENA_ADDRESS"], options=options)
         self.token = os.environ["ARENA_TOKEN"] if token is None else token
 
     def _outgoing(self) -> Iterator[pb.PlayRequest | bytes]:
