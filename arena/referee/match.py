@@ -514,7 +514,7 @@ async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _L
     try:
         os.chmod(folder, 0o711)  # bots may run under other uids: they may pass, not list
         if address is not None:
-            listening.servers.append(await _server(referee, None, address))
+            listening.servers.append(await _server(referee, None, address, None, len(seats)))
             listening.addresses = dict.fromkeys(seats, address)
             listening.folders = dict.fromkeys(seats, folder)
             return listening
@@ -536,10 +536,15 @@ async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _L
 
 
 async def _server(referee: _Referee, seat: int | None, address: str,
-                  folder: Path | None = None) -> grpc.aio.Server:
+                  folder: Path | None = None, connections: int = 1) -> grpc.aio.Server:
     """A server for ``seat``'s bot (every seat's when None), started on ``address`` (in
-    ``folder``, the seat's own)."""
+    ``folder``, the seat's own), holding at most ``connections`` connections at once."""
     server = grpc.aio.server(options=[
+        # A bot needs one connection. Found by attack: a PING flood on a second one, read
+        # back slowly, took the referee's CPU for a minute (gRPC's cost grows with the
+        # square of the flood), and its innocent opponent was disqualified for timeouts.
+        # On its own stream's connection the same flood gets the bot cut off (GOAWAY).
+        ("grpc.max_allowed_incoming_connections", connections),
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_metadata_size", MAX_METADATA_BYTES),
         ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),

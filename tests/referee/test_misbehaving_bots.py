@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import socket
 import sys
 from pathlib import Path
 
@@ -192,7 +193,8 @@ def test_a_bot_holding_connections_does_not_starve_the_other_bots(
         tracker: Tracker, tmp_path: Path) -> None:
     """Found by attack: a bot holding connections to its own socket used up the referee's
     descriptors (a soft limit of 1,024 is common), and its slower opponent's connection was
-    refused: disqualified for no hello. The referee raises its limit to the hard one."""
+    refused: disqualified for no hello. A seat's socket now holds one connection (the
+    others are reset at once), and the referee raises its limit to the hard one too."""
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -209,6 +211,68 @@ def test_a_bot_holding_connections_does_not_starve_the_other_bots(
     hog, slow = outcome.seats
     assert slow.connected and slow.faults == [] and not slow.disqualified
     assert hog.connected and outcome.decisions > 10
+    tracker.assert_none_left()
+
+
+def test_a_seat_socket_holds_one_connection_at_a_time(tmp_path: Path) -> None:
+    """A bot needs one connection; a second one to its seat's socket is reset at once, and
+    once the first is gone a new one is served (a client reconnecting)."""
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+    def answered(raw: socket.socket) -> bool:
+        """Whether the server speaks HTTP/2 on the connection (its SETTINGS), rather than
+        closing it."""
+        raw.settimeout(10)
+        try:
+            return raw.recv(1024) != b""
+        except (ConnectionResetError, BrokenPipeError):
+            return False
+
+    async def scenario() -> list[bool]:
+        referee = _Referee(MatchSpec("t", 1, 2))
+        referee.tokens = {"a" * 32: 0}
+        listening = await _serve(referee, None, [0])
+        path = listening.addresses[0].removeprefix("unix:")
+        seen = []
+        try:
+            first, second = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)
+            for raw in (first, second):
+                raw.connect(path)
+                with contextlib.suppress(OSError):  # reset already
+                    raw.sendall(preface)
+                await asyncio.sleep(0.2)  # accepted in order
+            seen += [await asyncio.to_thread(answered, raw) for raw in (first, second)]
+            first.close()
+            second.close()
+            for _ in range(100):  # the first connection's slot is freed once it is gone
+                with socket.socket(socket.AF_UNIX) as again:
+                    again.connect(path)
+                    with contextlib.suppress(OSError):  # reset: the slot is not free yet
+                        again.sendall(preface)
+                    if await asyncio.to_thread(answered, again):
+                        seen.append(True)
+                        break
+                await asyncio.sleep(0.05)
+            return seen
+        finally:
+            await _close(referee, listening, [], False)
+
+    assert asyncio.run(scenario()) == [True, False, True]
+
+
+def test_a_ping_flood_on_a_second_connection_is_refused(tracker: Tracker) -> None:
+    """Found by attack: a bot opened a second connection to its socket and flooded it with
+    HTTP/2 PINGs, reading the replies slowly; gRPC's work on them grows with the square of
+    the flood (200,000 PINGs: a minute of the referee's CPU), and its well-behaved opponent
+    timed out and was disqualified. The second connection is now refused before a byte is
+    served, and the opponent plays untouched."""
+    outcome = play([tracker.seat(misbehaving("side-flood"), "bad"),
+                    tracker.seat(sample("greedy"), "good")],
+                   seed=5, options=SHORT, limits=PATIENT)
+    bad, good = outcome.seats
+    assert bad.connected and good.faults == [] and outcome.decisions > 10
+    said = (tracker.logs / "bad.stderr.log").read_text()
+    assert "side connection: 0 bytes received, then closed" in said, said
     tracker.assert_none_left()
 
 

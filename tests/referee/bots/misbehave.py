@@ -7,7 +7,9 @@ request of decision kind KIND (``bad-give_card``...) with an index out of range;
 (``unreadable-between``: after it); ``padded`` pads every answer with 15,000 bytes of a
 field the protocol does not know; ``slow-hello`` opens its stream and says hello two
 seconds later; ``crowd`` says hello, then opens 40 streams that never speak (to crowd out a
-bot still to say hello); ``hog`` holds 1,500 connections to its socket, then plays;
+bot still to say hello); ``hog`` opens its stream, then holds 1,500 more connections to its
+socket, then says hello and plays; ``side-flood`` opens its stream, then a second
+connection on which it sends 50,000 HTTP/2 PINGs (reading the replies slowly), then plays;
 ``deaf`` answers five requests, then stops reading its stream (its flow-control window,
 kept small, fills and the referee's writes stall) while it goes on answering blind;
 ``legal`` never misbehaves.
@@ -64,9 +66,10 @@ def main() -> None:
         play(bot, stream)
         bot.close()
         return
-    bot.hello(every_variant=VARIANTS)
-    if MODE == "hog":  # 1,500 connections to its own socket (each a descriptor of the
-        # referee's), held, then its stream
+    if MODE == "hog":  # its stream, then 1,500 connections to its own socket (each would
+        # be a descriptor of the referee's) held open, then its hello
+        stream = bot.responses()
+        time.sleep(0.3)
         held = []
         path = os.environ["ARENA_ADDRESS"].removeprefix("unix:")
         for _ in range(1500):
@@ -75,9 +78,20 @@ def main() -> None:
                 raw.connect(path)
                 raw.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
                 held.append(raw)
-        play(bot)
+        bot.hello(every_variant=VARIANTS)
+        play(bot, stream)
         bot.close()
         return
+    if MODE == "side-flood":
+        stream = bot.responses()
+        time.sleep(0.3)
+        threading.Thread(target=side_flood, args=(50_000,), daemon=True).start()
+        time.sleep(0.5)
+        bot.hello(every_variant=VARIANTS)
+        play(bot, stream)
+        bot.close()
+        return
+    bot.hello(every_variant=VARIANTS)
     if MODE == "crowd":  # then streams that never speak, to crowd out another bot's
         stream = bot.responses()
         time.sleep(0.5)
@@ -153,6 +167,29 @@ def play(bot: RawBot, stream: Iterator[pb.PlayResponse] | None = None) -> None:
                 os._exit(0)
         bot.answer(request_id)
 
+
+
+def side_flood(pings: int) -> None:
+    """A second connection to the bot's own socket, flooded with PINGs whose replies are
+    read back slowly (gRPC's work on them grows with the square of the flood)."""
+    path = os.environ["ARENA_ADDRESS"].removeprefix("unix:")
+    ping = b"\x00\x00\x08\x06\x00\x00\x00\x00\x00" + b"\x00" * 8
+    with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as raw:
+        raw.connect(path)
+
+        def drain() -> None:
+            received = 0
+            with contextlib.suppress(OSError):
+                while data := raw.recv(1 << 16):
+                    received += len(data)
+                    time.sleep(0.01)
+            print(f"side connection: {received} bytes received, then closed", file=sys.stderr,
+                  flush=True)
+
+        threading.Thread(target=drain, daemon=True).start()
+        raw.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+                    + ping * pings)
+        time.sleep(60)
 
 
 def deaf() -> None:
