@@ -7,7 +7,8 @@ it; the attack is ``mode``:
   fast as it can, never waiting for a request: gigabytes, if the referee kept reading
   into an unbounded buffer.
 * ``silent-streams``: before its hello, opens hundreds of connections, each with a stream
-  that never says hello, hoping to fill the referee's memory or its seats; then plays.
+  that never says hello, hoping to fill the referee's memory or its seats; then tries
+  to play (a seat's socket holds one connection at a time: one of the silent ones).
 * ``huge-metadata``: before its hello, opens a stream with a megabyte of metadata; then
   plays.
 
@@ -91,6 +92,7 @@ def main() -> None:
         report(what="silent streams", **silent_streams(300))
     elif MODE == "huge-metadata":
         report(what="huge metadata", result=huge_metadata())
+        time.sleep(1)  # its connection closed, the seat's one connection is free again
     bot = RawBot()
     bot.hello()
     if MODE == "flood":
