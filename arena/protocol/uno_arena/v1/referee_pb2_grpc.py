@@ -26,7 +26,8 @@ if _version_not_supported:
 
 
 class RefereeServiceStub:
-    """The referee's service. Bots call Play once per match.
+    """The referee's service. Bots call Play once per match, over one connection: a seat's
+    socket holds one connection at a time (a second is reset before it is served).
     """
 
     def __init__(self, channel):
@@ -43,7 +44,8 @@ class RefereeServiceStub:
 
 
 class RefereeServiceServicer:
-    """The referee's service. Bots call Play once per match.
+    """The referee's service. Bots call Play once per match, over one connection: a seat's
+    socket holds one connection at a time (a second is reset before it is served).
     """
 
     def Play(self, request_iterator, context):
@@ -70,7 +72,8 @@ def add_RefereeServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class RefereeService:
-    """The referee's service. Bots call Play once per match.
+    """The referee's service. Bots call Play once per match, over one connection: a seat's
+    socket holds one connection at a time (a second is reset before it is served).
     """
 
     @staticmethod
