@@ -514,7 +514,10 @@ async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _L
     try:
         os.chmod(folder, 0o711)  # bots may run under other uids: they may pass, not list
         if address is not None:
-            listening.servers.append(await _server(referee, None, address, None, len(seats)))
+            # Bots started by hand share the address, so no cap: one seat's spare
+            # connections would use up another's (found by review). What a seat's own
+            # socket stops (a second connection flooded) is then the starter's business.
+            listening.servers.append(await _server(referee, None, address, None, None))
             listening.addresses = dict.fromkeys(seats, address)
             listening.folders = dict.fromkeys(seats, folder)
             return listening
@@ -536,15 +539,12 @@ async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _L
 
 
 async def _server(referee: _Referee, seat: int | None, address: str,
-                  folder: Path | None = None, connections: int = 1) -> grpc.aio.Server:
+                  folder: Path | None = None, connections: int | None = 1
+                  ) -> grpc.aio.Server:
     """A server for ``seat``'s bot (every seat's when None), started on ``address`` (in
-    ``folder``, the seat's own), holding at most ``connections`` connections at once."""
-    server = grpc.aio.server(options=[
-        # A bot needs one connection. Found by attack: a PING flood on a second one, read
-        # back slowly, took the referee's CPU for a minute (gRPC's cost grows with the
-        # square of the flood), and its innocent opponent was disqualified for timeouts.
-        # On its own stream's connection the same flood gets the bot cut off (GOAWAY).
-        ("grpc.max_allowed_incoming_connections", connections),
+    ``folder``, the seat's own), holding at most ``connections`` connections at once (no
+    limit when None)."""
+    options: list[tuple[str, int]] = [
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_metadata_size", MAX_METADATA_BYTES),
         ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),
@@ -552,7 +552,14 @@ async def _server(referee: _Referee, seat: int | None, address: str,
         ("grpc.max_connection_idle_ms", int(referee.spec.limits.hello_timeout * 1000)),
         ("grpc.http2.bdp_probe", 0),  # keep flow-control windows at their small default
         ("grpc.so_reuseport", 0),
-    ])
+    ]
+    if connections is not None:
+        # A bot needs one connection. Found by attack: a PING flood on a second one, read
+        # back slowly, took the referee's CPU for a minute (gRPC's cost grows with the
+        # square of the flood), and its innocent opponent was disqualified for timeouts.
+        # On its own stream's connection the same flood gets the bot cut off (GOAWAY).
+        options.append(("grpc.max_allowed_incoming_connections", connections))
+    server = grpc.aio.server(options=options)
     # The generated registration, with a serializer that also passes bytes through: a
     # decision request is serialized once, by the match loop, and the same bytes are sent
     # and logged (the seat's view "exactly as on the wire").
@@ -1067,12 +1074,20 @@ class _MatchLoop:
             pending.expired = True
             if not self.busy:
                 self.drive_soon()
-            elif self.writing is pending and self.driving is not None:
-                # Its request is still being written: the bot stopped reading.
-                pending.stalled = True
-                self.driving.cancel()
+            elif self.writing is pending:
+                # Its request is still being written: the bot stopped reading. Cut the
+                # write off after what the loop has queued, so that a write that ended in
+                # this same turn of the loop returns first (found by review: it was taken
+                # for a stall, and the bot that had read its request was disqualified).
+                loop.call_soon(self._cut_off, pending)
         else:
             self.timer = loop.call_at(pending.give_up, self._on_timer)
+
+    def _cut_off(self, pending: _Pending) -> None:
+        """Cancel the write of ``pending``'s request, if it is still going (``drive``)."""
+        if self.writing is pending and self.driving is not None:
+            pending.stalled = True
+            self.driving.cancel()
 
     def _answer(self, pending: _Pending) -> tuple[Action | None, float] | None:
         """The pending decision's outcome, from what its seat sent: (its action, or None

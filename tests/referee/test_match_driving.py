@@ -30,7 +30,9 @@ class FakeStream:
     ``plan`` changes what happens to a request id: ``"never"`` (no answer), ``("after",
     seconds)`` (answered then), ``"cancel"`` (answered at once, but the task writing the
     request is cancelled as it writes, as gRPC cancels a reader whose bot hung up),
-    ``"stall"`` (the write never ends: the bot shut its flow-control window);
+    ``"stall"`` (the write never ends: the bot shut its flow-control window),
+    ``"read-at-deadline"`` (the bot reads the request 1 ms before its deadline and time bank
+    run out, in the turn of the loop the deadline's timer fires in, and never answers);
     ``on_request(request_id)`` is called as each request is written."""
 
     def __init__(self, referee: Any, seat: int, plan: dict[int, Any] | None = None,
@@ -46,8 +48,24 @@ class FakeStream:
         if response.HasField("decision_request"):
             if self.plan.get(response.decision_request.request_id) == "stall":
                 await asyncio.Event().wait()  # the bot stopped reading: a write never ends
+            if self.plan.get(response.decision_request.request_id) == "read-at-deadline":
+                await self._read_at_deadline()
+                self.requests.append(response.decision_request.request_id)
+                return
             self._answer(response.decision_request.request_id)
         await asyncio.sleep(0)
+
+    async def _read_at_deadline(self) -> None:
+        loop = asyncio.get_running_loop()
+        read = loop.create_future()
+        give_up = self.referee.driver.pending.give_up
+
+        def busy() -> None:  # the loop is busy 20 ms: the read and the deadline meet
+            time.sleep(0.02)
+            loop.call_at(give_up - 0.001, read.set_result, None)
+
+        loop.call_at(give_up - 0.01, busy)
+        await read
 
     def _answer(self, request_id: int) -> None:
         self.requests.append(request_id)
@@ -174,6 +192,25 @@ def test_a_bot_that_stops_reading_is_disqualified_and_the_match_goes_on(
                     and r["request"] == 5)
     assert decision["source"] == "autopilot" and decision.get("answer") is None
     assert max(outcome.scores) >= 500 or outcome.round_limit_reached
+
+
+def test_a_request_read_as_its_deadline_fires_is_a_timeout_not_a_stall(
+        tmp_path: Path) -> None:
+    """Found by review: a write that ended in the same turn of the loop as the deadline's
+    timer was taken for a stalled one, and the bot, which had read its request, was
+    disqualified as one that stopped reading (its request logged as never sent). It is a
+    timeout: a strike, the default played, the request logged as asked."""
+    log = tmp_path / "match.jsonl.gz"
+    limits = Limits(decision_deadline=0.2, time_bank=0.3, hello_timeout=1.0)
+    outcome, streams = asyncio.run(play_over(spec_for(log, limits),
+                                             [{5: "read-at-deadline"}, {}]))
+    assert [(f.kind, f.disqualified) for f in outcome.seats[0].faults] == [
+        (FaultKind.TIMEOUT, False)]
+    assert streams[0].requests[:5] == [1, 2, 3, 4, 5]
+    decision = next(r for r in read_log(log) if r["type"] == "decision" and r["seat"] == 0
+                    and r["request"] == 5)
+    assert decision["source"] == "default" and decision.get("asked")
+    assert outcome.places[0] in (1, 2) and not outcome.disqualified
 
 
 def test_an_answer_after_expiry_is_logged_as_late_and_not_struck_twice(tmp_path: Path
