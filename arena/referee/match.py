@@ -517,7 +517,7 @@ async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _L
             # Bots started by hand share the address, so no cap: one seat's spare
             # connections would use up another's (found by review). What a seat's own
             # socket stops (a second connection flooded) is then the starter's business.
-            listening.servers.append(await _server(referee, None, address, None, None))
+            listening.servers.append(await _server(referee, None, address, connections=None))
             listening.addresses = dict.fromkeys(seats, address)
             listening.folders = dict.fromkeys(seats, folder)
             return listening
@@ -964,7 +964,6 @@ class _MatchLoop:
                         raise
                     pending.connection.alive = False
                     sent = False
-                self.writing = None
                 if sent:
                     pending.asked = pending.request
                     for seat in self.referee.connections:
@@ -988,7 +987,7 @@ class _MatchLoop:
                 done.set_exception(error)
         finally:
             self.busy = False
-            self.writing = None
+            self.writing = None  # (no await between a write and the next one's start)
 
     def _advance(self) -> _Pending | None:
         """Play every decision that needs no bot (in-process seats, the autopilot) and the

@@ -26,6 +26,10 @@ def sample(name: str) -> BotManifest:
     return load_manifest(SAMPLES / name)
 
 
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""What an HTTP/2 client sends first: the connection preface and an empty SETTINGS frame."""
+
+
 def misbehaving(mode: str, variants: bool = False) -> BotManifest:
     """A misbehaving bot (``bots/misbehave.py``); with ``variants`` it declares them all."""
     return BotManifest(folder=BOTS, name=mode, version="0", language="python",

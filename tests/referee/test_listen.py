@@ -17,7 +17,7 @@ from arena.referee.limits import Limits
 from arena.referee.match import MatchSpec, Seat, run_match
 from arena.rules.options import RuleOptions
 
-from .conftest import Tracker, sample
+from .conftest import HTTP2_PREFACE, Tracker, sample
 
 
 def free_port() -> int:
@@ -72,8 +72,7 @@ def test_one_hand_run_bot_cannot_take_the_others_connection(tmp_path: Path) -> N
         if seat == 0:  # a spare connection first, with a stream that never says hello
             host, port = listen.rsplit(":", 1)
             raw = socket.create_connection((host, int(port)))
-            raw.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"
-                        + _silent_stream())
+            raw.sendall(HTTP2_PREFACE + _silent_stream())
             spare.append(raw)
         hand_run(seat, listen, token, 0.0 if seat == 0 else 0.5)  # the other bot: later
 

@@ -32,7 +32,7 @@ from arena.referee.match import (
 from arena.referee.replay import replay
 from arena.rules.options import RuleOptions
 
-from .conftest import PeakMemory, Tracker, misbehaving, play, sample
+from .conftest import HTTP2_PREFACE, PeakMemory, Tracker, misbehaving, play, sample
 
 SHORT = RuleOptions(target_score=150)
 PATIENT = Limits(decision_deadline=2.0, time_bank=10.0, hello_timeout=3.0)
@@ -217,7 +217,6 @@ def test_a_bot_holding_connections_does_not_starve_the_other_bots(
 def test_a_seat_socket_holds_one_connection_at_a_time(tmp_path: Path) -> None:
     """A bot needs one connection; a second one to its seat's socket is reset at once, and
     once the first is gone a new one is served (a client reconnecting)."""
-    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 
     def answered(raw: socket.socket) -> bool:
         """Whether the server speaks HTTP/2 on the connection (its SETTINGS), rather than
@@ -239,7 +238,7 @@ def test_a_seat_socket_holds_one_connection_at_a_time(tmp_path: Path) -> None:
             for raw in (first, second):
                 raw.connect(path)
                 with contextlib.suppress(OSError):  # reset already
-                    raw.sendall(preface)
+                    raw.sendall(HTTP2_PREFACE)
                 await asyncio.sleep(0.2)  # accepted in order
             seen += [await asyncio.to_thread(answered, raw) for raw in (first, second)]
             first.close()
@@ -248,7 +247,7 @@ def test_a_seat_socket_holds_one_connection_at_a_time(tmp_path: Path) -> None:
                 with socket.socket(socket.AF_UNIX) as again:
                     again.connect(path)
                     with contextlib.suppress(OSError):  # reset: the slot is not free yet
-                        again.sendall(preface)
+                        again.sendall(HTTP2_PREFACE)
                     if await asyncio.to_thread(answered, again):
                         seen.append(True)
                         break

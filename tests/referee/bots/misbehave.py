@@ -35,6 +35,8 @@ MODE = sys.argv[1]
 VARIANTS = len(sys.argv) > 2 and sys.argv[2] == "variants"
 UNREADABLE = b"\x9b\x06" * 3000 + b"\x9c\x06" * 3000
 """Groups nested past protobuf's parsing depth (12 KB, under the message limit)."""
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""What an HTTP/2 client sends first: the connection preface and an empty SETTINGS frame."""
 PADDING = b"\xc2\x3e" + b"\x98\x75" + b"x" * 15_000
 """Field 1000 (length-delimited, unknown to the protocol) of 15,000 bytes."""
 
@@ -76,7 +78,7 @@ def main() -> None:
             raw = socket.socket(socket.AF_UNIX)
             with contextlib.suppress(OSError):
                 raw.connect(path)
-                raw.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+                raw.sendall(PREFACE)
                 held.append(raw)
         bot.hello(every_variant=VARIANTS)
         play(bot, stream)
@@ -168,7 +170,6 @@ def play(bot: RawBot, stream: Iterator[pb.PlayResponse] | None = None) -> None:
         bot.answer(request_id)
 
 
-
 def side_flood(pings: int) -> None:
     """A second connection to the bot's own socket, flooded with PINGs whose replies are
     read back slowly (gRPC's work on them grows with the square of the flood)."""
@@ -187,8 +188,7 @@ def side_flood(pings: int) -> None:
                   flush=True)
 
         threading.Thread(target=drain, daemon=True).start()
-        raw.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"
-                    + ping * pings)
+        raw.sendall(PREFACE + ping * pings)
         time.sleep(60)
 
 
@@ -209,4 +209,3 @@ def deaf() -> None:
 
 
 main()
-
