@@ -8,6 +8,8 @@ rules, random play, invariants checked after every action.
   events as that seat sees them (deals, draws, plays, the swaps of §23, the exchanges of
   §24);
 * every legal action fits its decision kind, and every applied one is legal;
+* points move only when a round ends, by what the hands shown at its end are worth (§15-§17,
+  §26; under §31 the scores are rounds won); §32's two cards keep every card accounted for;
 * matches end, and a seed fixes the match.
 """
 
@@ -40,6 +42,7 @@ from arena.rules.cards import CARD_RANK, DRAW_TWO_RANK, REVERSE_RANK, full_deck
 from arena.rules.events import seen_by, to_record
 from arena.rules.observation import Observation
 from arena.rules.options import VARIANTS, RuleOptions
+from arena.rules.scoring import hand_points
 from arena.rules.seeds import seat_seed
 from arena.rules.state import Match
 from arena.rules.variants import VariantRound
@@ -172,9 +175,37 @@ def assert_fits(match: Match, observation: Observation, legal: list[Action]) -> 
         assert set(legal) <= {*(a for a in legal if a < DRAW), CHALLENGE, ACCEPT}
 
 
+def check_scores(match: Match, before: list[int], new: Sequence[ev.Event],
+                 options: RuleOptions) -> None:
+    """Points move only at a round's end (§15-§17); what they move by is the hands shown
+    then (§16 the winner takes the others', §17 each seat adds its own, §26 a lone 0 is 50;
+    §31 the scores are rounds won). Found by audit: no property checked it under variants."""
+    ended = [e for e in new if isinstance(e, ev.RoundEnded)]
+    if not ended:
+        assert list(match.scores) == before, "points moved mid-round"
+        return
+    (end,) = ended
+    if options.lazy_scoring:
+        assert list(end.scores) == match.rounds_won
+        return
+    worth = [hand_points(hand, options.zero_scores_50) for hand in end.hands]
+    if end.stalled:
+        assert list(end.scores) == before
+    elif options.until_the_last:  # §29 counts the hands at the moment the first went out
+        assert end.winner >= 0
+    elif options.alternative_scoring:
+        assert list(end.scores) == [s + w for s, w in zip(before, worth, strict=True)]
+    else:
+        assert end.hands[end.winner] == ()
+        assert end.points == sum(worth)
+        assert list(end.scores) == [s + (end.points if seat == end.winner else 0)
+                                    for seat, s in enumerate(before)]
+
+
 def play_out(seed: int, count: int, options: RuleOptions, kind: str) -> Match:
     match = Match(count, random.Random(seed), options)
     policies = [POLICIES[kind](seat_seed(seed, s)) for s in range(count)]
+    mistakes = random.Random(seed + 2)
     views = OwnViews(count)
     expected = deck(options)
     bound = decision_bound(options)
@@ -200,9 +231,21 @@ def play_out(seed: int, count: int, options: RuleOptions, kind: str) -> Match:
                 assert view.current_seat == round_._covered[0]
             else:
                 assert view.current_seat == seat
+        if options.mistake_penalty and mistakes.random() < 0.02:  # §32, as the referee does
+            sizes = [len(hand) for hand in round_.hands]
+            penalised = mistakes.randrange(count)
+            if match.penalise(penalised):
+                assert len(round_.hands[penalised]) > sizes[penalised] or not (
+                    round_.draw_pile or len(round_.discard) > 1)
+            assert all_cards(match) == expected
+            views.feed(match.events)
+            views.check(match)
+            continue
         action = policies[seat].decide(observation, legal)
         assert action in legal
+        before, seen = list(match.scores), len(match.events)
         match.apply(action)
+        check_scores(match, before, match.events[seen:], options)
         decisions += 1
         assert decisions <= bound
         assert all_cards(match) == expected

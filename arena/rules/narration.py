@@ -53,7 +53,7 @@ VARIANT_SUMMARIES = {
     "exchange_on_five": "after a 5, one card is exchanged with a chosen seat",
     "jump_in": "an identical card may be played out of turn",
     "zero_scores_50": "a lone 0 left in hand scores 50",
-    "colour_circle": "wilds move the colour round the circle instead of naming it",
+    "colour_circle": "a Wild or Wild Draw Four moves the colour round the circle, unnamed",
     "draw_ten": "four +10 cards in a 112-card deck",
     "until_the_last": "a round goes on until one seat still holds cards",
     "uno_in_seven": "an emptied hand draws 6, then 5, ... 1 before going out",

@@ -67,8 +67,9 @@ class RuleOptions:
     zero_scores_50: bool = False
     """§26: a hand left with one card, a 0, scores 50 for it."""
     colour_circle: bool = False
-    """§27: wild cards name no colour; the colour moves on round the circle red, blue,
-    green, yellow (forward clockwise, backward counter-clockwise)."""
+    """§27: a Wild or Wild Draw Four names no colour; the colour moves on round the circle
+    red, blue, green, yellow (forward clockwise, backward counter-clockwise). A +10 (§28)
+    is neither: its player still names one."""
     draw_ten: bool = False
     """§28: four black "+10" cards (112 in the deck): the next seat draws 10."""
     until_the_last: bool = False

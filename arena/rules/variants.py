@@ -430,7 +430,7 @@ class VariantRound(Round):
     def _resolve(self, seat: int, card: Card, emptied: bool) -> None:
         """The effect of ``card`` played by ``seat`` (once no seat jumped in on it)."""
         if card >= WILD:
-            if self._circle:
+            if self._circle and card != DRAW_TEN:  # §27 names the Wild and Wild Draw Four only
                 self._advance_colour(seat)
                 self._after_wild(seat, card)
             elif self._is_out[seat]:  # §29: a seat that went out names no colour

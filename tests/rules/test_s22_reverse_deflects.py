@@ -115,6 +115,16 @@ DEFLECTIONS = [
         log=["0 plays RR", "direction ccw"],
         options=DEFLECTS,
     ),
+    Case(
+        "§22/§29 the draw card's player went out with it: the penalty passes back to the next"
+        " seat still in play",
+        f"0: R+2 | 1: RR B2 B3 | 2: G3 G4 | 3: Y1 Y2 | {DRAW} | discard: R5 | turn: 0",
+        ["play R+2", "play RR"],
+        after="turn: 3 | decision: stack_or_accept | pending: 2 | direction: ccw",
+        log=["0 plays R+2", "0 out, place 1", "1 faces 2", "1 plays RR", "direction ccw",
+             "3 faces 2"],
+        options=RuleOptions(reverse_deflects=True, until_the_last=True),
+    ),
 ]
 
 

@@ -97,6 +97,15 @@ SWAPS = [
         after="turn: 1 | decision: play_or_draw | 0: R1 G2",
         options=RuleOptions(jump_in=True),
     ),
+    Case(
+        "§23/§29 a 0 that empties a hand while the round goes on passes no hands (its player"
+        " is out and holds none)",
+        "0: R0 | 1: B1 B2 | 2: G3 G4 | 3: Y1 Y2 | draw: Y9 Y8 Y7 Y6 | discard: R5 | turn: 0",
+        ["play R0"],
+        after="turn: 1 | decision: play_or_draw | 1: B1 B2 | 2: G3 G4 | 3: Y1 Y2",
+        log=["0 plays R0", "0 out, place 1"],
+        options=RuleOptions(seven_o=True, until_the_last=True),
+    ),
 ]
 
 

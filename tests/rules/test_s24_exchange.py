@@ -89,6 +89,15 @@ EXCHANGES = [
         after="turn: 1 | decision: play_or_draw",
         options=RuleOptions(seven_o=True),
     ),
+    Case(
+        "§24/§30 a 5 that empties a hand is its last card: no exchange, the hand is refilled"
+        " (as §23's last 7 swaps nothing)",
+        "0: R5 | 1: B1 B2 | 2: G3 G4 | draw: Y9 Y8 Y7 Y6 G6 G5 G4 | discard: R6 | turn: 0",
+        ["play R5"],
+        after="turn: 1 | decision: play_or_draw",
+        log=["0 plays R5", "0 empties its hand, draws 6", "0 draws G4 G5 G6 Y6 Y7 Y8 (refill)"],
+        options=RuleOptions(exchange_on_five=True, uno_in_seven=True),
+    ),
 ]
 
 

@@ -156,6 +156,27 @@ JUMPS = [
         legal=["seat 0", "seat 1"],
         options=JUMP_SEVEN,
     ),
+    Case(
+        "§25/§22 a jump-in on a deflecting Reverse: play goes on from the jumper, so the"
+        " penalty passes to the seat after it (the deflector), not to the draw card's player",
+        f"0: R+2 G1 G2 | 1: RR B1 B2 | 2: RR G4 G5 | 3: Y4 Y5 | {DRAW} | discard: R5 | turn: 0",
+        ["play R+2", "play RR", "play RR"],
+        after="turn: 1 | decision: stack_or_accept | pending: 2 | direction: ccw",
+        log=["0 plays R+2", "1 faces 2", "1 plays RR", "2 jumps in", "2 plays RR",
+             "direction ccw", "1 faces 2"],
+        options=RuleOptions(jump_in=True, reverse_deflects=True),
+    ),
+    Case(
+        "§25/§21 a jump-in on a stacked Draw Two replaces it: its 2 is not added twice, and the"
+        " seat it was aimed at escapes",
+        f"0: R+2 G1 G2 | 1: Y+2 B1 B2 | 2: G3 G4 G5 | 3: Y+2 Y4 Y5 | 4: B7 B8 | {DRAW}"
+        " | discard: R5 | turn: 0",
+        ["play R+2", "play Y+2", "play Y+2"],
+        after="turn: 4 | decision: stack_or_accept | pending: 4",
+        log=["0 plays R+2", "1 faces 2", "1 plays Y+2", "3 jumps in", "3 plays Y+2",
+             "4 faces 4"],
+        options=JUMP_STACK,
+    ),
 ]
 
 

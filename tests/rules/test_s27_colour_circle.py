@@ -58,6 +58,17 @@ CIRCLES = [
         options=CIRCLE,
     ),
     Case(
+        "§27/§28 a +10 is not a Wild or Wild Draw Four: its player still names a colour (found"
+        " by audit: the circle moved it)",
+        "0: W+10 G1 G2 | 1: B1 B2 | 2: Y4 | draw: Y9 Y8 Y7 Y6 G6 G5 G4 G3 G2 G1 | discard: R5"
+        " | turn: 0",
+        ["play W+10", "colour green"],
+        after="colour: green | turn: 2 | decision: play_or_draw",
+        log=["0 plays W+10", "0 names green", "1 draws G1 G2 G3 G4 G5 G6 Y6 Y7 Y8 Y9 (draw_ten)",
+             "1 skipped"],
+        options=RuleOptions(colour_circle=True, draw_ten=True),
+    ),
+    Case(
         "§27 a Reverse just played sets the way round the circle",
         "0: RR G1 G2 | 1: B1 B2 | 2: W Y4 Y5 | discard: R5 | turn: 0",
         ["play RR", "play W"],
