@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import os
 import secrets
 import shutil
@@ -37,6 +38,7 @@ from arena.referee.faults import DISQUALIFYING, Fault, FaultKind, default_action
 from arena.referee.launch import BotProcess, SeatLauncher
 from arena.referee.limits import Limits
 from arena.referee.log import LOG_FORMAT, MatchLogWriter
+from arena.referee.relay import BUDGET_BYTES, GRANT_BYTES, SeatRelay
 from arena.rules import events as ev
 from arena.rules.actions import UNO_CALL, Action, DecisionKind, action_name
 from arena.rules.options import OFFICIAL, RuleOptions, missing_variants
@@ -50,6 +52,8 @@ MAX_MESSAGE_BYTES = 16 * 1024
 INBOX_MESSAGES = 32
 INBOX_BYTES = 64 * 1024
 """A seat's unread messages, at most: beyond either, the seat is cut off for flooding."""
+INBOX_FLOOD = (f"sent more than {INBOX_MESSAGES} messages or {INBOX_BYTES} bytes ahead of the "
+               "referee; its stream was cut off")
 MAX_METADATA_BYTES = 8 * 1024
 STREAMS_PER_CONNECTION = 2
 """A bot needs one stream; HTTP/2 refuses more on the same connection."""
@@ -242,6 +246,8 @@ class _Connection:
         self.write_seconds = write_seconds
         """The longest a write to the bot may wait for it to read (``send``)."""
         self.inbox = _Inbox()
+        self.relay: SeatRelay | None = None
+        """The seat's socket relay (none on a shared ``--listen`` address)."""
         self.finished = asyncio.Event()
         self.closed = asyncio.Event()
         """Set when the bot's side of the stream has ended."""
@@ -330,6 +336,7 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
         limits = referee.spec.limits
         connection = _Connection(context, first.hello,
                                  limits.decision_deadline + limits.time_bank)
+        connection.relay = referee.relays.get(seat)
         referee.attach(seat, connection)
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -354,7 +361,7 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
             connection.alive = False
             connection.closed.set()
             if flooded:
-                referee.floods.append(seat)
+                referee.floods.append((seat, INBOX_FLOOD))
             inbox.put_nowait((time.perf_counter(), _DISCONNECTED, 0))
             driver = referee.driver
             if driver is not None and driver.waiting_on == seat:
@@ -378,8 +385,11 @@ class _Referee:
         self.refused = 0
         self.refused_tokens: list[str] = []
         """The first few refused tokens' first characters (for the log)."""
-        self.floods: list[int] = []
-        """Seats cut off for flooding, not yet recorded as faults by the match loop."""
+        self.floods: list[tuple[int, str]] = []
+        """Seats cut off for flooding, with why, not yet recorded as faults by the match
+        loop."""
+        self.relays: dict[int, SeatRelay] = {}
+        """Each seat's socket relay, by seat (``arena.referee.relay``)."""
         self.in_process: dict[int, Policy] = {}
         self.processes: dict[int, BotProcess] = {}
         self.all_connected = asyncio.Event()
@@ -499,6 +509,7 @@ class _Listening:
     folders: dict[int, Path]
     """Each seat's socket folder, the only one its sandbox is shown."""
     servers: list[grpc.aio.Server]
+    relays: list[SeatRelay] = field(default_factory=list)
 
 
 async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _Listening:
@@ -521,21 +532,39 @@ async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _L
             listening.addresses = dict.fromkeys(seats, address)
             listening.folders = dict.fromkeys(seats, folder)
             return listening
+        # The gRPC servers listen where no bot can reach: a bot reaches its seat's socket,
+        # which the seat's relay holds (arena.referee.relay: what a bot sends is counted).
+        private = folder / f"referee-{secrets.token_hex(8)}"
+        private.mkdir(mode=0o700)
+        loop = asyncio.get_running_loop()
         for seat in seats:
             seat_folder = folder / f"seat{seat}-{secrets.token_hex(8)}"
             seat_folder.mkdir(mode=0o755)
+            upstream = f"unix:{private / f'seat{seat}.sock'}"
+            listening.servers.append(await _server(referee, seat, upstream, seat_folder))
             socket = seat_folder / "referee.sock"
-            listening.servers.append(await _server(referee, seat, f"unix:{socket}",
-                                                   seat_folder))
+            relay = SeatRelay(loop, socket, upstream, functools.partial(_flooded, referee, seat))
+            listening.relays.append(relay)
+            referee.relays[seat] = relay
             os.chmod(socket, 0o777)  # bots may run under other uids
             listening.addresses[seat] = f"unix:{socket}"
             listening.folders[seat] = seat_folder
     except BaseException:
+        for relay in listening.relays:
+            relay.close()
         for server in listening.servers:
             await server.stop(grace=None)
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return listening
+
+
+def _flooded(referee: _Referee, seat: int, received: int) -> None:
+    """The seat's relay cut its bot off for sending more than its budget."""
+    referee.floods.append((seat, (
+        f"sent {received} bytes, more than its budget of {BUDGET_BYTES} bytes ahead of the "
+        f"referee (each request adds {GRANT_BYTES}); its connection was cut off")))
+    # Its stream breaks as gRPC finds the connection closed: the match then records this.
 
 
 async def _server(referee: _Referee, seat: int | None, address: str,
@@ -607,6 +636,8 @@ async def _close(referee: _Referee, listening: _Listening, processes: list[BotPr
         await asyncio.sleep(0)
         await asyncio.gather(*(server.stop(grace=0.5) for server in listening.servers))
     finally:
+        for relay in listening.relays:
+            relay.close()
         # Also when cancelled during the clean-up above (a worker stopped just as its
         # match ended): no bot, no socket folder outlives the match.
         for process in processes:
@@ -741,9 +772,8 @@ class _MatchLoop:
     def _record_floods(self) -> None:
         floods = self.referee.floods
         while floods:
-            self._fault(floods.pop(0), FaultKind.FLOODED,
-                        f"sent more than {INBOX_MESSAGES} messages or {INBOX_BYTES} bytes ahead "
-                        "of the referee; its stream was cut off")
+            seat, reason = floods.pop(0)
+            self._fault(seat, FaultKind.FLOODED, reason)
 
     def _record_fault(self, report: SeatReport, fault: Fault) -> None:
         report.faults.append(fault)
@@ -885,14 +915,16 @@ class _MatchLoop:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 break
-            # Stop waiting early when every missing bot has already exited.
+            # Stop waiting early when every missing bot has already exited (or was cut off).
             missing = [s for s in range(self.spec.players)
                        if s not in referee.connections and s not in referee.in_process]
-            if all(s in self.processes and self.processes[s].poll() is not None
+            flooded = {seat for seat, _ in referee.floods}
+            if all(s in flooded or (s in self.processes and self.processes[s].poll() is not None)
                    for s in missing):
                 break
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(referee.all_connected.wait(), min(remaining, 0.05))
+        self._record_floods()  # a seat cut off before its hello: that is its fault
         for seat in range(self.spec.players):
             if seat in referee.unsupported:
                 self._fault(seat, FaultKind.UNSUPPORTED_VARIANTS, referee.unsupported[seat])
@@ -911,6 +943,7 @@ class _MatchLoop:
         while not inbox.empty():
             _, message = inbox.get_nowait()
             if message is _DISCONNECTED:
+                self._record_floods()  # a seat cut off for flooding: that is its fault
                 self._fault(seat, FaultKind.DISCONNECTED, "the bot closed its stream")
                 return False
             if self._is_late_answer(seat, message):
@@ -1052,6 +1085,9 @@ class _MatchLoop:
             loop.call_soon(self._flush_log)
         pending = self.pending = _Pending(seat, request_id, observation, legal,
                                           connection, request, message)
+        relay = connection.relay
+        if relay is not None:
+            relay.grant()
         pending.sent = time.perf_counter()
         pending.give_up = loop.time() + limits.decision_deadline + self.time_bank[seat]
         timer = self.timer
@@ -1101,6 +1137,7 @@ class _MatchLoop:
             arrived, reply = inbox.get_nowait()
             latency = arrived - pending.sent
             if reply is _DISCONNECTED:
+                self._record_floods()  # a seat cut off for flooding: that is its fault
                 process_note = ""
                 if seat in self.processes:
                     process = self.processes[seat]

@@ -29,8 +29,10 @@ from arena.referee.match import (
     _serve,
     run_match,
 )
+from arena.referee.relay import BUDGET_BYTES
 from arena.referee.replay import replay
 from arena.rules.options import RuleOptions
+from arena.sandbox import BotManifest
 
 from .conftest import HTTP2_PREFACE, PeakMemory, Tracker, misbehaving, play, sample
 
@@ -299,3 +301,28 @@ def test_a_seats_socket_is_gone_once_its_bot_said_hello(tmp_path: Path) -> None:
 
     gone, kept = asyncio.run(scenario())
     assert gone and kept
+
+
+@pytest.mark.parametrize("kind", ["window-updates", "settings"])
+def test_a_bot_flooding_its_connection_with_http2_frames_is_cut_off(
+        tracker: Tracker, tmp_path: Path, kind: str) -> None:
+    """Found by attack: gRPC bounds no HTTP/2 frame but PINGs, and parses them on threads
+    the whole referee shares. A bot that wrote WINDOW_UPDATE (or SETTINGS) frames on its
+    own connection as fast as they were read kept one busy: its opponent's answers were
+    read late, and the opponent was disqualified for timeouts (5 runs in 5, with these
+    limits). The seat's relay counts what the bot sends: past its budget the bot is cut off
+    (FLOODED), and its opponent plays on unharmed."""
+    flooder = BotManifest(folder=Path(__file__).parent / "bots", name="h2flood",
+                          version="0", language="python",
+                          run=(sys.executable, "h2flood.py", kind))
+    log = tmp_path / "match.jsonl.gz"
+    outcome = play([tracker.seat(flooder, "flooder"), tracker.seat(sample("greedy"), "good")],
+                   seed=5, log=log, options=SHORT,
+                   limits=Limits(decision_deadline=0.5, time_bank=2.0, hello_timeout=3.0))
+    bad, good = outcome.seats
+    assert good.faults == [], good.faults
+    assert [f.kind for f in bad.faults] == [FaultKind.FLOODED], bad.faults
+    assert f"more than its budget of {BUDGET_BYTES} bytes" in bad.faults[0].reason
+    assert outcome.places == (2, 1)
+    assert replay(log).match.scores == list(outcome.scores)
+    tracker.assert_none_left()
