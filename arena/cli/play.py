@@ -219,7 +219,8 @@ def register(commands: Any) -> None:
     play.add_argument("--logs", default="runs/play", help="folder for match logs and bot output")
     play.add_argument("--listen", metavar="ADDRESS",
                       help="listen on ADDRESS (e.g. localhost:50051) and wait for bots started "
-                           "by hand, printing each seat's token")
+                           "by hand, printing each seat's token (your own bots: the address is "
+                           "shared, with no per-seat socket, connection cap or byte budget)")
     add_clock_options(play)
     add_sandbox_options(play)
     play.set_defaults(run=_play)

@@ -82,6 +82,7 @@ class SeatRelay:
             bot.close()  # one connection at a time, as a bot needs
             return
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.setblocking(False)  # never wait on the loop: a full backlog fails (EAGAIN)
         try:
             server.connect(self.upstream.removeprefix("unix:"))
         except OSError:  # the server is stopping: the bot finds its connection closed
@@ -89,7 +90,6 @@ class SeatRelay:
             bot.close()
             return
         bot.setblocking(False)
-        server.setblocking(False)
         self.bot, self.server = bot, server
         self.bot_done = self.server_done = False
         self.to_server = self.to_bot = b""
