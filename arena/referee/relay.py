@@ -9,10 +9,13 @@ read late and its requests written late, and the opponent was disqualified for t
 
 So the bot does not reach gRPC directly: the referee listens on the seat's socket itself
 and relays the bytes both ways over a private socket, and what the bot sends is drawn from
-a byte budget that each request it is asked refills (``grant``). A bot sends a hello and
-one short answer a request (plus the odd flow-control frame); one that sends more than the
-budget is cut off, and the match records it FLOODED. The budget bounds what a bot can make
-gRPC parse, whatever the frames. One connection at a time: a second one is closed at once.
+a budget that each request it is asked refills (``grant``): its bytes, and for each HTTP/2
+frame ``FRAME_COST`` more (found by re-attack: a budget of bytes alone let a bot save it up
+and spend it on 28,000 empty SETTINGS frames, each acknowledged, 15 ms of the referee a
+decision). A bot sends a hello and one short answer a request (plus the odd flow-control
+frame); one that sends more than the budget is cut off, and the match records it FLOODED.
+The budget bounds what a bot can make gRPC parse, whatever the frames. One connection at a
+time: a second one is closed at once.
 
 The relay runs on the match's event loop (``add_reader``): no thread, and a message from
 the referee is passed on in the loop turn after gRPC wrote it.
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +37,102 @@ of metadata) and its connection's set-up many times over, or a few padded answer
 GRANT_BYTES = 32 * 1024
 """What each request adds back to the budget (up to ``BUDGET_BYTES``): an answer is at
 most 16 KB."""
+FRAME_COST = 256
+"""What each HTTP/2 frame costs on top of its bytes: at most a thousand frames for the
+whole budget, 128 for a request's grant, where an answer and its flow-control frames are a
+handful."""
+PREFACE_BYTES = 24
+"""An HTTP/2 client's connection preface, which comes before its first frame."""
+
+
+class FrameCounter:
+    """Counts the HTTP/2 frames that start in a connection's bytes, read in pieces of any
+    size: a frame is a 9-byte header (its payload's length first, 24 bits) and the
+    payload. Bytes that are not HTTP/2 count as frames all the same (gRPC ends such a
+    connection)."""
+
+    def __init__(self) -> None:
+        self.preface = PREFACE_BYTES
+        """Bytes of the connection preface still to come."""
+        self.header = b""
+        """The part of a frame's header read so far."""
+        self.payload = 0
+        """Bytes of the current frame's payload still to come."""
+
+    def count(self, data: bytes) -> int:
+        """The frames whose header completes in ``data``."""
+        frames, at, size = 0, 0, len(data)
+        if self.preface:
+            at = min(self.preface, size)
+            self.preface -= at
+        while at < size:
+            if self.payload:
+                step = min(self.payload, size - at)
+                self.payload -= step
+                at += step
+                continue
+            piece = data[at:at + 9 - len(self.header)]
+            at += len(piece)
+            header = self.header + piece
+            if len(header) < 9:
+                self.header = header
+                break
+            self.header = b""
+            self.payload = int.from_bytes(header[:3], "big")
+            frames += 1
+        return frames
+
+
+class _Leg:
+    """One way of a relayed connection: what ``source`` sends, passed on to ``sink``. When
+    the sink takes no more, the leg stops reading the source until it does (so a bot that
+    stops reading stalls the referee's writes in gRPC, where its deadline cuts them off)."""
+
+    def __init__(self, relay: SeatRelay, source: socket.socket, sink: socket.socket,
+                 count: Callable[[bytes], bool] | None = None) -> None:
+        self.relay, self.source, self.sink, self.count = relay, source, sink, count
+        """``count`` is told each read; False ends the connection."""
+        self.pending = b""
+        """Read from the source, not taken by the sink yet."""
+        self.done = False
+        """The source shut its side: nothing more comes."""
+        relay.loop.add_reader(source.fileno(), self.readable)
+
+    def readable(self) -> None:
+        relay = self.relay
+        if relay.legs is None:  # the connection ended earlier in this turn of the loop
+            return
+        try:
+            data = self.source.recv(RELAY_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:  # shut: the sink's side is shut too, once it has taken the rest
+            relay.loop.remove_reader(self.source.fileno())
+            self.done = True
+            if not self.pending:
+                relay.finish(self)
+            return
+        if self.count is not None and not self.count(data):
+            return
+        self.pending = relay.send(self.sink, self.pending + data if self.pending else data)
+        if self.pending and relay.legs is not None:
+            relay.loop.remove_reader(self.source.fileno())
+            relay.loop.add_writer(self.sink.fileno(), self.writable)
+
+    def writable(self) -> None:
+        relay = self.relay
+        if relay.legs is None:
+            return
+        self.pending = relay.send(self.sink, self.pending)
+        if self.pending or relay.legs is None:
+            return
+        relay.loop.remove_writer(self.sink.fileno())
+        if self.done:
+            relay.finish(self)
+        else:
+            relay.loop.add_reader(self.source.fileno(), self.readable)
 
 
 class SeatRelay:
@@ -53,15 +153,10 @@ class SeatRelay:
         self.listener.setblocking(False)
         self.listener.bind(str(path))
         self.listener.listen(64)
-        self.bot: socket.socket | None = None
-        self.server: socket.socket | None = None
-        self.to_server = b""
-        """Bytes from the bot the server's socket has not taken yet (it stalls reading)."""
-        self.to_bot = b""
-        """Bytes from the server the bot's socket has not taken yet (the bot stalls)."""
-        self.bot_done = False
-        """The bot shut its side: nothing more comes from it."""
-        self.server_done = False
+        self.legs: tuple[_Leg, _Leg] | None = None
+        """The connection relayed: the bot's way up, the server's way down."""
+        self.frames = FrameCounter()
+        """The HTTP/2 frames in what the bot sends on its connection."""
         loop.add_reader(self.listener.fileno(), self._accept)
 
     def grant(self) -> None:
@@ -69,16 +164,18 @@ class SeatRelay:
         balance = self.balance + GRANT_BYTES
         self.balance = BUDGET_BYTES if balance > BUDGET_BYTES else balance
 
-    # -- connections ----------------------------------------------------------------------
-
     def _accept(self) -> None:
         try:
             bot, _ = self.listener.accept()
-        except OSError:  # gone before it was taken, or out of descriptors: it may retry
+        except OSError as error:  # gone before it was taken: it may retry
+            if error.errno in (errno.EMFILE, errno.ENFILE):  # out of descriptors: the
+                # listener stays readable, and the loop would spin on it; look again later
+                self.loop.remove_reader(self.listener.fileno())
+                self.loop.call_later(0.1, self._listen_again)
             return
-        if self.bot is not None and self._hung_up(self.bot):
-            self._end()  # closed, its end not read yet: a bot that reconnects takes its place
-        if self.bot is not None or self.flooded:
+        if self.legs is not None and self._hung_up(self.legs[0]):
+            self.end()  # closed, its end not read yet: a bot that reconnects takes its place
+        if self.legs is not None or self.flooded:
             bot.close()  # one connection at a time, as a bot needs
             return
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -90,137 +187,69 @@ class SeatRelay:
             bot.close()
             return
         bot.setblocking(False)
-        self.bot, self.server = bot, server
-        self.bot_done = self.server_done = False
-        self.to_server = self.to_bot = b""
-        self.loop.add_reader(bot.fileno(), self._from_bot)
-        self.loop.add_reader(server.fileno(), self._from_server)
+        self.frames = FrameCounter()
+        self.legs = (_Leg(self, bot, server, self._spend), _Leg(self, server, bot))
 
-    def _from_bot(self) -> None:
-        bot, server = self.bot, self.server
-        if bot is None or server is None:  # ended earlier in this turn of the loop
-            return
-        try:
-            data = bot.recv(RELAY_CHUNK)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:  # the bot shut its side: so does its connection to the server
-            self.loop.remove_reader(bot.fileno())
-            self.bot_done = True
-            if not self.to_server:
-                self._shut(server)
-            self._end_if_done()
-            return
+    def _listen_again(self) -> None:
+        if self.listener.fileno() >= 0:
+            self.loop.add_reader(self.listener.fileno(), self._accept)
+
+    def _spend(self, data: bytes) -> bool:
+        """Draw what the bot sent from its budget; past it, cut it off."""
         self.received += len(data)
-        self.balance -= len(data)
-        if self.balance < 0:
-            self.flooded = True
-            self._end()
-            self.on_flood(self.received)
-            return
-        self.to_server = self._send(server, self.to_server + data)
-        if self.to_server:  # the server reads no faster: stop reading the bot until it does
-            self.loop.remove_reader(bot.fileno())
-            self.loop.add_writer(server.fileno(), self._drain_to_server)
+        self.balance -= len(data) + FRAME_COST * self.frames.count(data)
+        if self.balance >= 0:
+            return True
+        self.flooded = True
+        self.end()
+        self.on_flood(self.received)
+        return False
 
-    def _from_server(self) -> None:
-        bot, server = self.bot, self.server
-        if bot is None or server is None:
-            return
-        try:
-            data = server.recv(RELAY_CHUNK)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self.loop.remove_reader(server.fileno())
-            self.server_done = True
-            if not self.to_bot:
-                self._shut(bot)
-            self._end_if_done()
-            return
-        self.to_bot = self._send(bot, self.to_bot + data)
-        if self.to_bot:  # the bot stopped reading: so do we, and gRPC's writes stall
-            self.loop.remove_reader(server.fileno())
-            self.loop.add_writer(bot.fileno(), self._drain_to_bot)
-
-    def _drain_to_server(self) -> None:
-        server, bot = self.server, self.bot
-        if bot is None or server is None:
-            return
-        self.to_server = self._send(server, self.to_server)
-        if not self.to_server:
-            self.loop.remove_writer(server.fileno())
-            if self.bot_done:
-                self._shut(server)
-                self._end_if_done()
-            else:
-                self.loop.add_reader(bot.fileno(), self._from_bot)
-
-    def _drain_to_bot(self) -> None:
-        server, bot = self.server, self.bot
-        if bot is None or server is None:
-            return
-        self.to_bot = self._send(bot, self.to_bot)
-        if not self.to_bot:
-            self.loop.remove_writer(bot.fileno())
-            if self.server_done:
-                self._shut(bot)
-                self._end_if_done()
-            else:
-                self.loop.add_reader(server.fileno(), self._from_server)
-
-    def _send(self, to: socket.socket, data: bytes) -> bytes:
-        """Send what the socket takes now; the rest. A broken socket takes everything (the
-        other side's reader finds it closed)."""
-        try:
-            sent = to.send(data)
-        except BlockingIOError:
-            return data
-        except OSError:
-            self._end()
-            return b""
-        return data[sent:]
-
-    def _hung_up(self, bot: socket.socket) -> bool:
-        """Whether the bot closed this connection (the rest of what it sent passed on)."""
-        while True:
+    def _hung_up(self, up: _Leg) -> bool:
+        """Whether the bot closed this connection (what it sent before is passed on)."""
+        while self.legs is not None and not up.done:
             try:
-                if not bot.recv(1, socket.MSG_PEEK):
+                if not up.source.recv(1, socket.MSG_PEEK):
                     return True
             except BlockingIOError:
                 return False
             except OSError:
                 return True
-            self._from_bot()  # data still to pass on before its end
-            if self.bot is not bot:
-                return True
+            up.readable()  # data still to pass on before its end
+        return True
 
-    @staticmethod
-    def _shut(sock: socket.socket) -> None:
+    def send(self, sink: socket.socket, data: bytes) -> bytes:
+        """Send what the socket takes now; the rest. A broken socket ends the connection."""
+        try:
+            sent = sink.send(data)
+        except BlockingIOError:
+            return data
+        except OSError:
+            self.end()
+            return b""
+        return data[sent:]
+
+    def finish(self, leg: _Leg) -> None:
+        """``leg``'s source shut its side and all of it was passed on: shut the sink's; the
+        connection ends once both ways are done."""
         with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_WR)
+            leg.sink.shutdown(socket.SHUT_WR)
+        if self.legs is not None and all(each.done and not each.pending for each in self.legs):
+            self.end()
 
-    def _end_if_done(self) -> None:
-        if self.bot_done and self.server_done:
-            self._end()
-
-    def _end(self) -> None:
+    def end(self) -> None:
         """Close the connection (both sockets); the next one may come."""
-        for sock in (self.bot, self.server):
-            if sock is None or sock.fileno() < 0:
-                continue
-            self.loop.remove_reader(sock.fileno())
-            self.loop.remove_writer(sock.fileno())
-            sock.close()
-        self.bot = self.server = None
-        self.to_server = self.to_bot = b""
+        legs, self.legs = self.legs, None
+        if legs is None:
+            return
+        for sock in (legs[0].source, legs[0].sink):
+            if sock.fileno() >= 0:
+                self.loop.remove_reader(sock.fileno())
+                self.loop.remove_writer(sock.fileno())
+                sock.close()
 
     def close(self) -> None:
-        self._end()
+        self.end()
         if self.listener.fileno() >= 0:
             self.loop.remove_reader(self.listener.fileno())
             self.listener.close()

@@ -11,7 +11,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from arena.referee.relay import BUDGET_BYTES, GRANT_BYTES, SeatRelay
+from arena.referee.relay import (
+    BUDGET_BYTES,
+    FRAME_COST,
+    GRANT_BYTES,
+    FrameCounter,
+    SeatRelay,
+)
 
 
 async def _with_relay(tmp_path: Path, body: Callable[[SeatRelay, Path, list[
@@ -67,23 +73,58 @@ def test_bytes_pass_both_ways_and_a_shut_side_is_passed_on(tmp_path: Path) -> No
     asyncio.run(_with_relay(tmp_path, body))
 
 
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+
+def frame(kind: int, payload: bytes = b"") -> bytes:
+    return len(payload).to_bytes(3, "big") + bytes([kind, 0]) + bytes(4) + payload
+
+
+def test_frames_are_counted_however_the_bytes_are_cut() -> None:
+    stream = (PREFACE + frame(4) + frame(1, b"h" * 300) + frame(0, b"d" * 70_000)
+              + frame(8, bytes(4)))
+    whole = FrameCounter()
+    assert whole.count(stream) == 4
+    for size in (1, 5, 9, 10, 4096):
+        pieces = FrameCounter()
+        assert sum(pieces.count(stream[at:at + size])
+                   for at in range(0, len(stream), size)) == 4, size
+
+
 def test_a_bot_over_its_budget_is_cut_off_once_and_a_request_refills_it(
         tmp_path: Path) -> None:
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:
         reader, writer = await _connect(path)
         up_reader, _ = await _upstream(upstream)
-        writer.write(b"x" * BUDGET_BYTES)  # all of it: still within the budget
-        assert len(await up_reader.readexactly(BUDGET_BYTES)) == BUDGET_BYTES
+        first = PREFACE + frame(0, b"x" * (BUDGET_BYTES - len(PREFACE) - 9 - FRAME_COST))
+        writer.write(first)  # all of the budget: a frame's bytes and its cost
+        assert await up_reader.readexactly(len(first)) == first
         relay.grant()
-        writer.write(b"y" * GRANT_BYTES)  # what one request gave back
-        assert len(await up_reader.readexactly(GRANT_BYTES)) == GRANT_BYTES
+        second = frame(0, b"y" * (GRANT_BYTES - 9 - FRAME_COST))
+        writer.write(second)  # what one request gave back
+        assert await up_reader.readexactly(len(second)) == second
         writer.write(b"z")  # one byte too many
-        assert await up_reader.read() == b""  # cut off upstream...
+        assert await asyncio.wait_for(up_reader.read(), 10) == b""  # cut off upstream...
         assert await reader.read() == b""  # ...and towards the bot
-        assert floods == [BUDGET_BYTES + GRANT_BYTES + 1] and relay.flooded
+        assert floods == [len(first) + len(second) + 1] and relay.flooded
         late, _ = await _connect(path)  # a flooded seat takes no new connection
         assert await late.read() == b""
+
+    asyncio.run(_with_relay(tmp_path, body))
+
+
+def test_empty_frames_spend_the_budget_their_bytes_would_not(tmp_path: Path) -> None:
+    """Found by re-attack: with bytes alone, 250 KB of empty SETTINGS frames (each one
+    acknowledged by gRPC) cost the referee 15 ms a decision, the bot nothing. 2,000 of them
+    are 18 KB: they cut it off."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        reader, writer = await _connect(path)
+        await _upstream(upstream)
+        writer.write(PREFACE + frame(4) * 2000)
+        assert await asyncio.wait_for(reader.read(), 10) == b"", "not cut off"
+        assert floods == [len(PREFACE) + 9 * 2000]
 
     asyncio.run(_with_relay(tmp_path, body))
 
@@ -127,7 +168,8 @@ def test_a_bot_that_stops_reading_stops_the_relay_reading_upstream(tmp_path: Pat
                 break
         else:
             raise AssertionError("the relay kept reading what its bot did not")
-        assert len(relay.to_bot) <= 65536, "it holds at most one read's worth"
+        assert relay.legs is not None and len(relay.legs[1].pending) <= 65536, (
+            "it holds at most one read's worth")
         bot.close()
 
     asyncio.run(_with_relay(tmp_path, body))
