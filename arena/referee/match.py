@@ -338,6 +338,8 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
                                  limits.decision_deadline + limits.time_bank)
         connection.relay = referee.relays.get(seat)
         referee.attach(seat, connection)
+        if connection.relay is not None:
+            connection.relay.seated()
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
         inbox = connection.inbox

@@ -164,6 +164,15 @@ class SeatRelay:
         balance = self.balance + GRANT_BYTES
         self.balance = BUDGET_BYTES if balance > BUDGET_BYTES else balance
 
+    def seated(self) -> None:
+        """The bot said hello with its seat's one-time token: no other connection can ever
+        serve the seat, so none is taken (found by re-attack: a bot that kept a handle on
+        its socket's path reconnected 25,000 times during a match after its folder was
+        removed, each one closed by the loop)."""
+        if self.listener.fileno() >= 0:
+            self.loop.remove_reader(self.listener.fileno())
+            self.listener.close()
+
     def _accept(self) -> None:
         try:
             bot, _ = self.listener.accept()

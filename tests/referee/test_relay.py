@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from arena.referee.relay import (
     BUDGET_BYTES,
     FRAME_COST,
@@ -171,5 +173,23 @@ def test_a_bot_that_stops_reading_stops_the_relay_reading_upstream(tmp_path: Pat
         assert relay.legs is not None and len(relay.legs[1].pending) <= 65536, (
             "it holds at most one read's worth")
         bot.close()
+
+    asyncio.run(_with_relay(tmp_path, body))
+
+
+def test_a_seated_bot_is_the_seats_only_connection(tmp_path: Path) -> None:
+    """Once the seat's token is used no other connection can serve it: none is taken,
+    while the one that said hello goes on."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        reader, writer = await _connect(path)
+        up_reader, up_writer = await _upstream(upstream)
+        relay.seated()
+        with pytest.raises(OSError):  # refused: nobody listens on the path any more
+            await _connect(path)
+        writer.write(b"still here")
+        assert await up_reader.readexactly(10) == b"still here"
+        up_writer.write(b"good")
+        assert await reader.readexactly(4) == b"good"
 
     asyncio.run(_with_relay(tmp_path, body))
