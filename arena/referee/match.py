@@ -38,7 +38,7 @@ from arena.referee.faults import DISQUALIFYING, Fault, FaultKind, default_action
 from arena.referee.launch import BotProcess, SeatLauncher
 from arena.referee.limits import Limits
 from arena.referee.log import LOG_FORMAT, MatchLogWriter
-from arena.referee.relay import BUDGET_BYTES, GRANT_BYTES, SeatRelay
+from arena.referee.relay import BUDGET_BYTES, FRAME_COST, GRANT_BYTES, SeatRelay
 from arena.rules import events as ev
 from arena.rules.actions import UNO_CALL, Action, DecisionKind, action_name
 from arena.rules.options import OFFICIAL, RuleOptions, missing_variants
@@ -527,10 +527,9 @@ async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _L
     try:
         os.chmod(folder, 0o711)  # bots may run under other uids: they may pass, not list
         if address is not None:
-            # Bots started by hand share the address, so no cap: one seat's spare
-            # connections would use up another's (found by review). What a seat's own
-            # socket stops (a second connection flooded) is then the starter's business.
-            listening.servers.append(await _server(referee, None, address, connections=None))
+            # Bots started by hand share the address, with no relay: what a seat's own
+            # socket stops (a second connection, a flood) is then the starter's business.
+            listening.servers.append(await _server(referee, None, address))
             listening.addresses = dict.fromkeys(seats, address)
             listening.folders = dict.fromkeys(seats, folder)
             return listening
@@ -565,17 +564,18 @@ def _flooded(referee: _Referee, seat: int, received: int) -> None:
     """The seat's relay cut its bot off for sending more than its budget."""
     referee.floods.append((seat, (
         f"sent {received} bytes, more than its budget of {BUDGET_BYTES} bytes ahead of the "
-        f"referee (each request adds {GRANT_BYTES}); its connection was cut off")))
+        f"referee (each HTTP/2 frame counting {FRAME_COST} more, each request adding "
+        f"{GRANT_BYTES}); its connection was cut off")))
     # Its stream breaks as gRPC finds the connection closed: the match then records this.
 
 
 async def _server(referee: _Referee, seat: int | None, address: str,
-                  folder: Path | None = None, connections: int | None = 1
-                  ) -> grpc.aio.Server:
+                  folder: Path | None = None) -> grpc.aio.Server:
     """A server for ``seat``'s bot (every seat's when None), started on ``address`` (in
-    ``folder``, the seat's own), holding at most ``connections`` connections at once (no
-    limit when None)."""
-    options: list[tuple[str, int]] = [
+    ``folder``, the seat's own). A seat's relay is its only client: one connection at a
+    time is the relay's rule (``arena.referee.relay``), not a cap here, which would refuse
+    a reconnecting bot while gRPC still held the connection it left."""
+    server = grpc.aio.server(options=[
         ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
         ("grpc.max_metadata_size", MAX_METADATA_BYTES),
         ("grpc.max_concurrent_streams", STREAMS_PER_CONNECTION),
@@ -583,14 +583,7 @@ async def _server(referee: _Referee, seat: int | None, address: str,
         ("grpc.max_connection_idle_ms", int(referee.spec.limits.hello_timeout * 1000)),
         ("grpc.http2.bdp_probe", 0),  # keep flow-control windows at their small default
         ("grpc.so_reuseport", 0),
-    ]
-    if connections is not None:
-        # A bot needs one connection. Found by attack: a PING flood on a second one, read
-        # back slowly, took the referee's CPU for a minute (gRPC's cost grows with the
-        # square of the flood), and its innocent opponent was disqualified for timeouts.
-        # On its own stream's connection the same flood gets the bot cut off (GOAWAY).
-        options.append(("grpc.max_allowed_incoming_connections", connections))
-    server = grpc.aio.server(options=options)
+    ])
     # The generated registration, with a serializer that also passes bytes through: a
     # decision request is serialized once, by the match loop, and the same bytes are sent
     # and logged (the seat's view "exactly as on the wire").

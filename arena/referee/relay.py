@@ -15,7 +15,9 @@ and spend it on 28,000 empty SETTINGS frames, each acknowledged, 15 ms of the re
 decision). A bot sends a hello and one short answer a request (plus the odd flow-control
 frame); one that sends more than the budget is cut off, and the match records it FLOODED.
 The budget bounds what a bot can make gRPC parse, whatever the frames. One connection at a
-time: a second one is closed at once.
+time: a second one is closed at once (found by attack: a PING flood on a second
+connection, read back slowly, took a minute of the referee's CPU), and none once the bot has
+said hello.
 
 The relay runs on the match's event loop (``add_reader``): no thread, and a message from
 the referee is passed on in the loop turn after gRPC wrote it.
@@ -156,7 +158,7 @@ class SeatRelay:
         self.legs: tuple[_Leg, _Leg] | None = None
         """The connection relayed: the bot's way up, the server's way down."""
         self.frames = FrameCounter()
-        """The HTTP/2 frames in what the bot sends on its connection."""
+        """The HTTP/2 frames in what the bot sends on its connection (new for each)."""
         loop.add_reader(self.listener.fileno(), self._accept)
 
     def grant(self) -> None:
@@ -169,6 +171,9 @@ class SeatRelay:
         serve the seat, so none is taken (found by re-attack: a bot that kept a handle on
         its socket's path reconnected 25,000 times during a match after its folder was
         removed, each one closed by the loop)."""
+        self._stop_listening()
+
+    def _stop_listening(self) -> None:
         if self.listener.fileno() >= 0:
             self.loop.remove_reader(self.listener.fileno())
             self.listener.close()
@@ -259,6 +264,4 @@ class SeatRelay:
 
     def close(self) -> None:
         self.end()
-        if self.listener.fileno() >= 0:
-            self.loop.remove_reader(self.listener.fileno())
-            self.listener.close()
+        self._stop_listening()
