@@ -78,10 +78,13 @@ def test_huge_metadata_is_refused(arena: HostileArena) -> None:
     ahead of being asked (arena.referee.relay), so the bot is cut off there, FLOODED, before
     gRPC holds any of it; its opponent plays on."""
     memory = play(arena, "huge-metadata")
-    result = arena.reports()["huge metadata"]["result"]
-    assert result != "accepted" and result != "stream ended", result
     assert arena.outcome is not None
     hostile, other = arena.outcome.seats
     assert [f.kind for f in hostile.faults] == [FaultKind.FLOODED], hostile.faults
+    assert "more than its budget" in hostile.faults[0].reason
     assert other.faults == []
+    # Cut off, it is not waited for: the match may end (and its sandbox, throttled off
+    # turn, be killed) before it says what it saw; when it does, it was refused.
+    seen = arena.reports().get("huge metadata")
+    assert seen is None or seen["result"] not in ("accepted", "stream ended"), seen
     assert memory.growth < GROWTH
