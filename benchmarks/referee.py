@@ -52,6 +52,7 @@ from arena.protocol.convert import (
     observation_from_request,
 )
 from arena.protocol.wire import decision_request_bytes, event_entry
+from arena.referee import eventloop
 from arena.referee import match as referee_module
 from arena.referee.limits import Limits
 from arena.referee.log import MatchLogWriter, decode_answer, read_log
@@ -248,7 +249,7 @@ def _play(seed: int, logs: Path, log: Path | None) -> MatchOutcome:
     manifests = [load_manifest(ROOT / "sample_bots" / "python" / name) for name in BOTS]
     seats = [PlainLauncher(m, logs, f"seat{s}") for s, m in enumerate(manifests)]
     spec = MatchSpec(f"bench-{seed}", seed, 2, limits=Limits(5.0, 60.0), log_path=log)
-    return asyncio.run(run_match(spec, list(seats)))
+    return eventloop.run(run_match(spec, list(seats)))
 
 
 class _InstantStream:
@@ -294,7 +295,7 @@ def referee_loop(seed: int, log: Path) -> float:
         writer.close()
         return elapsed / outcome.decisions
 
-    return asyncio.run(play())
+    return eventloop.run(play())
 
 
 def wire_side(seed: int, decisions: int) -> float:
@@ -423,9 +424,9 @@ def measure(matches: int, logs: Path) -> None:
             referee_match(seed, logs))
         unlogged = unlogged_match(seed, logs)
         streamed = streamed_match(seed, logs)
-        transport = asyncio.run(ping_pong(requests))
-        alternating = asyncio.run(ping_pong(requests, clients=2))
-        working, working_cpu = asyncio.run(ping_pong_cpu(requests, clients=2,
+        transport = eventloop.run(ping_pong(requests))
+        alternating = eventloop.run(ping_pong(requests, clients=2))
+        working, working_cpu = eventloop.run(ping_pong_cpu(requests, clients=2,
                                                          client=WORKING_CLIENT))
         engine, _ = in_process(seed)
         bot = bot_side(requests)

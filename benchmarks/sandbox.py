@@ -33,6 +33,7 @@ from pathlib import Path
 import grpc
 
 from arena.protocol import pb_grpc
+from arena.referee import eventloop
 from arena.referee.launch import BotProcess
 from arena.referee.limits import Limits
 from arena.referee.log import read_log
@@ -140,7 +141,7 @@ def full_match(variant: str, seed: int, logs: Path) -> tuple[float, float, int]:
              for s, m in enumerate(manifests)]
     spec = MatchSpec(f"bench-{backend}-{seed}", seed, 2, limits=Limits(5.0, 60.0),
                      sandbox=sandbox_record(seats))
-    outcome = asyncio.run(run_match(spec, list(seats)))
+    outcome = eventloop.run(run_match(spec, list(seats)))
     return outcome.seconds, outcome.play_seconds / outcome.decisions, outcome.decisions
 
 
@@ -162,8 +163,8 @@ def measure(trials: int, matches: int, logs: Path) -> None:
         name: make_launcher(name, bot, SandboxLimits(), logs / "hello", name, trusted=True)
         for name in BACKENDS}
     for name, launch in launchers.items():  # warm the page cache and the probes
-        asyncio.run(start_to_hello({name: launch}, 1))
-    hello = asyncio.run(start_to_hello(launchers, trials))
+        eventloop.run(start_to_hello({name: launch}, 1))
+    hello = eventloop.run(start_to_hello(launchers, trials))
     plain = statistics.median(hello["plain"])
     print(f"start-to-hello of the Python sample bot 'random', median of {trials} "
           "(interleaved):")
@@ -223,7 +224,7 @@ def contention(logs: Path, matches: int) -> None:
             log = logs / f"{index}-{mode}.jsonl.gz"
             spec = MatchSpec(f"contention-{index}-{mode}", 300 + index, 2,
                              RuleOptions(target_score=100), Limits(5.0, 60.0), log)
-            asyncio.run(run_match(spec, list(seats)))
+            eventloop.run(run_match(spec, list(seats)))
             latencies[mode] += [r["latency_ms"] / 1e3 for r in read_log(log)
                                 if r["type"] == "timing" and r["seat"] == 1]
     running = statistics.median(latencies["run"])

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from arena.grpc_env import GRPC_ENVIRONMENT
+from arena.referee import eventloop
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = {"grpcio default": "", "arena/grpc_env.py": None}
@@ -36,7 +37,6 @@ def cpu_seconds(who: int) -> float:
 
 def child(round_trips: int) -> None:
     """One ping-pong; prints a JSON line of per-round-trip figures."""
-    import asyncio
 
     from arena.bots.policies import RandomPolicy
     from arena.protocol import pb
@@ -59,7 +59,7 @@ def child(round_trips: int) -> None:
             match.apply(policy.decide(observation, legal))
         seed += 1
     server_cpu = cpu_seconds(resource.RUSAGE_SELF)
-    wall = asyncio.run(ping_pong(requests))
+    wall = eventloop.run(ping_pong(requests))
     server_cpu = cpu_seconds(resource.RUSAGE_SELF) - server_cpu
     print(json.dumps({"wall": wall, "server_cpu": server_cpu / round_trips,
                       # The client's whole life, start-up included, spread over the trips.

@@ -48,12 +48,11 @@ def default_logs(bot_folder: Path) -> Path:
 def _check(args: argparse.Namespace) -> int:
     """Conformance check for one bot: connects, plays every decision kind legally and in
     time, and finishes full matches; under each variant its bot.toml declares, too."""
-    import asyncio
 
     from rich.console import Console
     from rich.markup import escape
 
-    from arena.referee import check
+    from arena.referee import check, eventloop
     from arena.referee.match import run_match
 
     if args.matches < 1:
@@ -98,7 +97,7 @@ def _check(args: argparse.Namespace) -> int:
     for (spec, seats, bot_seat), seat in zip(check.plan(launcher, args.matches, logs),
                                              watched, strict=True):
         spec = dataclasses.replace(spec, sandbox=sandbox_record([seat]))
-        played.append((asyncio.run(run_match(spec, seats)), bot_seat, seat))
+        played.append((eventloop.run(run_match(spec, seats)), bot_seat, seat))
     index = len(played)
     for group, options in check.variant_groups(bot.variants):
         console.print(f"variants: {', '.join(options.variants)}")
@@ -108,7 +107,7 @@ def _check(args: argparse.Namespace) -> int:
             spec, seats, bot_seat = check.variant_match(group, options, attempt, launcher,
                                                         index, logs)
             spec = dataclasses.replace(spec, sandbox=sandbox_record([watched[-1]]))
-            in_group.append((asyncio.run(run_match(spec, seats)), bot_seat, watched[-1]))
+            in_group.append((eventloop.run(run_match(spec, seats)), bot_seat, watched[-1]))
             index += 1
             asked = check.asked_kinds([(outcome, seat) for outcome, seat, _ in in_group])
             if all(asked.get(kind.name) for kind in needed) or not in_group[-1][0].seats[

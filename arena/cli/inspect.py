@@ -222,8 +222,8 @@ def _refeed(args: argparse.Namespace) -> int:
     except SandboxError as error:
         print(f"arena refeed: {error}", file=sys.stderr)
         return 2
-    import asyncio
 
+    from arena.referee import eventloop
     from arena.referee.refeed import refeed
     from arena.text import file_label
 
@@ -238,7 +238,7 @@ def _refeed(args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as error:
         print(f"arena refeed: {damaged(log, error)}", file=sys.stderr)
         return 2
-    result = asyncio.run(refeed(header, seat_log.names, args.seat, request, launcher, seed))
+    result = eventloop.run(refeed(header, seat_log.names, args.seat, request, launcher, seed))
     print(f"{log}: seat {args.seat} ({seat_log.names[args.seat]}), decision {args.decision}: "
           f"{view.get('k', '?')} (request {request.request_id}), "
           f"{len(request.legal_actions)} legal option(s)")

@@ -87,7 +87,6 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def _play(args: argparse.Namespace) -> int:
     """Play matches between bot processes over the referee and print a summary."""
-    import asyncio
 
     from rich.console import Console
     from rich.progress import (
@@ -99,6 +98,7 @@ def _play(args: argparse.Namespace) -> int:
     )
     from rich.table import Table
 
+    from arena.referee import eventloop
     from arena.referee.match import MatchSpec, run_match
     from arena.report.matchpage import LogError, render_logs
 
@@ -158,7 +158,7 @@ def _play(args: argparse.Namespace) -> int:
             spec = MatchSpec(match_id, chance, n, options, clock_limits(args),
                              logs / f"{match_id}.jsonl.gz", sandbox=sandbox_record(seats),
                              entered=entered)
-            outcome = asyncio.run(run_match(spec, seats, address=args.listen))
+            outcome = eventloop.run(run_match(spec, seats, address=args.listen))
             played.append(logs / f"{match_id}.jsonl.gz")
             decisions += outcome.decisions
             winners = outcome.places.count(1)

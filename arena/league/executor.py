@@ -39,6 +39,7 @@ from typing import Any, Protocol, TypeVar
 from arena.league.preflight import ProbeJob, probe_entrants
 from arena.league.season import SandboxSettings
 from arena.league.store import MatchRecord, SeatResult
+from arena.referee import eventloop
 from arena.referee.launch import SeatLauncher
 from arena.referee.limits import Limits
 from arena.referee.match import MatchSpec, run_match
@@ -204,7 +205,7 @@ def play_job(job: MatchJob) -> JobOutcome:
                          job.log_path, sandbox=sandbox_header(job.sandbox, descriptions),
                          entered=tuple((bot.name, bot.version) for bot in job.bots))
         match = run_match(spec, list(seats))
-        outcome = asyncio.run(_cancellable(match) if cancellable else match)
+        outcome = eventloop.run(_cancellable(match) if cancellable else match)
         log_sha256 = hashlib.sha256(job.log_path.read_bytes()).hexdigest()
     except asyncio.CancelledError:
         if cancellable:  # SIGTERM: the bots are dead, the driver is stopping

@@ -23,6 +23,7 @@ from typing import Any
 
 from arena.bots.policies import GreedyPolicy
 from arena.league.season import SandboxSettings
+from arena.referee import eventloop
 from arena.referee.limits import Limits
 from arena.referee.match import InProcessSeat, MatchSpec, run_match
 from arena.rules.options import RuleOptions
@@ -101,7 +102,7 @@ def probe_entrants(jobs: Sequence[ProbeJob],
     The output of entrants that passed is removed. ``wrap``: a coroutine running the probes
     (a worker's makes them cancellable by SIGTERM)."""
     probes = _probe_all(jobs)
-    reasons = asyncio.run(wrap(probes) if wrap is not None else probes)
+    reasons = eventloop.run(wrap(probes) if wrap is not None else probes)
     for job, reason in zip(jobs, reasons, strict=True):
         if reason is None:
             label = file_label(f"probe-{job.bot.name}")

@@ -10,7 +10,6 @@ author only) and changes nothing else.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
@@ -24,7 +23,7 @@ from typing import TypeVar
 
 from arena.league.executor import cap_worker_memory, die_with_parent, release_pool
 from arena.league.season import SandboxSettings
-from arena.referee import check
+from arena.referee import check, eventloop
 from arena.referee.limits import Limits
 from arena.referee.match import MatchOutcome, Seat, run_match
 from arena.rules.options import RuleOptions
@@ -127,7 +126,7 @@ def check_version(job: ValidationJob, bot: BotManifest) -> CheckOutcome:
                                              watched, strict=True):
         spec = dataclasses.replace(spec, options=job.rules, limits=job.limits,
                                    sandbox=sandbox_record([seat]))
-        played.append((asyncio.run(run_match(spec, seats)), bot_seat, seat))
+        played.append((eventloop.run(run_match(spec, seats)), bot_seat, seat))
     items = check.verdict([(outcome, seat) for outcome, seat, _ in played], None,
                           job.rules.variants)
     lines = [f"{'PASS' if item.passed else 'FAIL'} {item.name}: {item.detail}"
