@@ -1,24 +1,18 @@
 """For the whole suite: every subprocess the tests start (``python -m arena.cli``, bots run
 without a sandbox) imports this checkout's ``arena`` package, whatever else is installed or
-wherever the subprocess runs; builds go to a build cache of the test run's own; and every
-``asyncio.run`` in the tests runs on the loop matches run on (``arena.referee.eventloop``)."""
+wherever the subprocess runs; and builds go to a build cache of the test run's own."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import uvloop
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
-
-# What a test plays over the referee is what ships: a match on uvloop's loop.
-asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 CACHE_VARIABLE = "ARENA_BUILD_CACHE"  # arena.sandbox.build.CACHE_VARIABLE
 

@@ -8,7 +8,6 @@ nothing here is skipped.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
@@ -25,6 +24,7 @@ from google.protobuf import json_format
 from arena.bots.policies import GreedyPolicy
 from arena.bots.stdio_bridge import parse_decision
 from arena.protocol import pb
+from arena.referee import eventloop
 from arena.referee.faults import FaultKind
 from arena.referee.limits import Limits
 from arena.referee.match import InProcessSeat, MatchOutcome, MatchSpec, Seat, run_match
@@ -89,7 +89,7 @@ def _play(seats: list[Seat], seed: int, limits: Limits | None = None,
           match_id: str = "") -> MatchOutcome:
     spec = MatchSpec(match_id or f"test-{seed}", seed, len(seats), OFFICIAL,
                      limits or Limits(), None)
-    return asyncio.run(run_match(spec, seats))
+    return eventloop.run(run_match(spec, seats))
 
 
 def _faults(outcome: MatchOutcome) -> list[str]:

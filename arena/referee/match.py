@@ -63,8 +63,10 @@ has waited longest (a real bot says hello at once, so flooding the referee with 
 streams cannot keep it out)."""
 REFUSED_KEPT = 8
 """Refused tokens remembered (for the NO_HELLO reason), at most."""
-CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
-"""A timer may run this much before its time (asyncio's own slack)."""
+TIMER_SLACK = 0.001
+"""A deadline's timer is set this much after it: uvloop's clock counts milliseconds, and
+a timer set for the deadline itself may run up to one before it (it is then set again:
+a request expires by ``time.perf_counter``, the clock its latency is measured on)."""
 LOG_HELD_MOST = 20_000
 """Log lines held unencoded while the bots play, at most (a 2-player match to 500 holds
 500 to 2,000): a longer match encodes them as it goes."""
@@ -252,6 +254,10 @@ class _Connection:
         self.closed = asyncio.Event()
         """Set when the bot's side of the stream has ended."""
         self.alive = True
+        self.taken = 1
+        """The stream's messages the match has, the hello included: each one comes from the
+        seat's relay as it passes (``_picked``) or from gRPC's reading, whichever is first,
+        and the other's copy is known by its number."""
 
     async def write(self, message: pb.PlayResponse | bytes) -> bool:
         """Send a message (or its serialized bytes); False when the stream is gone. No
@@ -339,16 +345,21 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
         connection.relay = referee.relays.get(seat)
         referee.attach(seat, connection)
         if connection.relay is not None:
-            connection.relay.seated()
+            connection.relay.seated(functools.partial(_picked, referee, seat, connection))
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
         inbox = connection.inbox
         flooded = False
+        number = 1  # the hello's
         try:
             while True:
                 message = await context.read()
                 if message is grpc.aio.EOF:
                     break
+                number += 1
+                if number <= connection.taken:
+                    continue  # the relay handed it on already
+                connection.taken = number
                 if not inbox.admit(time.perf_counter(), message, message.ByteSize()):
                     flooded = True
                     break
@@ -377,6 +388,23 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
         # Keep the stream open until the match has sent its last message.
         with contextlib.suppress(asyncio.CancelledError):
             await connection.finished.wait()
+
+
+def _picked(referee: _Referee, seat: int, connection: _Connection, number: int,
+            data: bytes) -> None:
+    """The seat's relay saw the bot send its stream's message ``number``: the match takes
+    it now if it is the next one (gRPC's reading brings what the relay does not pick out,
+    and the copies of what it does), and plays on if it was waiting for it. A message that
+    would overflow the inbox is left to gRPC's reading, which cuts the bot off."""
+    if number != connection.taken + 1 or not connection.alive:
+        return
+    message = _deserialize(data)
+    if not connection.inbox.admit(time.perf_counter(), message, message.ByteSize()):
+        return
+    connection.taken = number
+    driver = referee.driver
+    if driver is not None and driver.waiting_on == seat:
+        driver.drive_soon()
 
 
 class _Referee:
@@ -544,7 +572,8 @@ async def _serve(referee: _Referee, address: str | None, seats: list[int]) -> _L
             upstream = f"unix:{private / f'seat{seat}.sock'}"
             listening.servers.append(await _server(referee, seat, upstream, seat_folder))
             socket = seat_folder / "referee.sock"
-            relay = SeatRelay(loop, socket, upstream, functools.partial(_flooded, referee, seat))
+            relay = SeatRelay(loop, socket, upstream, functools.partial(_flooded, referee, seat),
+                              MAX_MESSAGE_BYTES)
             listening.relays.append(relay)
             referee.relays[seat] = relay
             os.chmod(socket, 0o777)  # bots may run under other uids
@@ -659,7 +688,7 @@ class _Pending:
     """What is sent: the seat's new events, then the request."""
     sent: float = 0.0
     give_up: float = 0.0
-    """When it expires, on the event loop's clock."""
+    """When it expires (``time.perf_counter``, as ``sent``)."""
     asked: bytes | None = None
     """The request, once sent (for the log)."""
     answer: pb.Decision | None = None
@@ -709,6 +738,8 @@ class _MatchLoop:
         self.drivers: set[asyncio.Task[None]] = set()
         self.timer: asyncio.TimerHandle | None = None
         """Set for the earliest time a pending decision may expire, or earlier."""
+        self.timer_due = 0.0
+        """The time ``timer`` is set for (``time.perf_counter``)."""
         self.on_progress: Any = None
         self.loop: asyncio.AbstractEventLoop
         """The event loop the match runs on (set by ``run``)."""
@@ -1083,16 +1114,20 @@ class _MatchLoop:
         relay = connection.relay
         if relay is not None:
             relay.grant()
-        pending.sent = time.perf_counter()
-        pending.give_up = loop.time() + limits.decision_deadline + self.time_bank[seat]
+        pending.sent = now = time.perf_counter()
+        pending.give_up = now + limits.decision_deadline + self.time_bank[seat]
         timer = self.timer
         # One timer for every request: a deadline is seconds, a decision a millisecond, so
         # the timer set for an earlier request usually fires first and is then moved on.
-        if timer is None or timer.when() > pending.give_up:
+        if timer is None or self.timer_due > pending.give_up:
             if timer is not None:
                 timer.cancel()
-            self.timer = loop.call_at(pending.give_up, self._on_timer)
+            self._set_timer(pending.give_up, now)
         return pending
+
+    def _set_timer(self, due: float, now: float) -> None:
+        self.timer_due = due
+        self.timer = self.loop.call_later(due - now + TIMER_SLACK, self._on_timer)
 
     def _on_timer(self) -> None:
         self.timer = None
@@ -1100,7 +1135,8 @@ class _MatchLoop:
         if pending is None or self.done is None or self.done.done():
             return
         loop = self.loop
-        if loop.time() + CLOCK_RESOLUTION >= pending.give_up:
+        now = time.perf_counter()
+        if now >= pending.give_up:
             pending.expired = True
             if not self.busy:
                 self.drive_soon()
@@ -1111,7 +1147,7 @@ class _MatchLoop:
                 # for a stall, and the bot that had read its request was disqualified).
                 loop.call_soon(self._cut_off, pending)
         else:
-            self.timer = loop.call_at(pending.give_up, self._on_timer)
+            self._set_timer(pending.give_up, now)
 
     def _cut_off(self, pending: _Pending) -> None:
         """Cancel the write of ``pending``'s request, if it is still going (``drive``)."""

@@ -20,7 +20,10 @@ connection, read back slowly, took a minute of the referee's CPU), and none once
 said hello.
 
 The relay runs on the match's event loop (``add_reader``): no thread, and a message from
-the referee is passed on in the loop turn after gRPC wrote it.
+the referee is passed on in the loop turn after gRPC wrote it. As it passes a seated bot's
+bytes on, it also hands the match each message the bot sends on its stream
+(``FrameReader``, ``seated``): the match has an answer in the loop turn it arrives in,
+without waiting for gRPC's threads to read it and wake the loop again.
 """
 
 from __future__ import annotations
@@ -47,22 +50,58 @@ PREFACE_BYTES = 24
 """An HTTP/2 client's connection preface, which comes before its first frame."""
 
 
-class FrameCounter:
-    """Counts the HTTP/2 frames that start in a connection's bytes, read in pieces of any
-    size: a frame is a 9-byte header (its payload's length first, 24 bits) and the
-    payload. Bytes that are not HTTP/2 count as frames all the same (gRPC ends such a
-    connection)."""
+DATA, HEADERS, RST_STREAM, GOAWAY = 0x0, 0x1, 0x3, 0x7
+"""The HTTP/2 frame types the reader looks at (RFC 9113, section 6)."""
+END_STREAM, PADDED = 0x1, 0x8
+FRAME_PAYLOAD_MOST = 16 * 1024
+"""The largest frame a client may send gRPC's server (SETTINGS_MAX_FRAME_SIZE's default,
+which it keeps)."""
 
-    def __init__(self) -> None:
+
+class FrameReader:
+    """Reads the HTTP/2 frames a bot sends on its connection, in pieces of any size: a frame
+    is a 9-byte header (its payload's length, 24 bits; its type; its flags; its stream) and
+    the payload; the client's connection preface comes first.
+
+    It counts the frames (the budget's ``FRAME_COST``), and picks out the gRPC messages the
+    bot sends on its one stream (a 5-byte prefix, compressed or not and the length, then
+    the message): ``ready`` holds each one with its number on the stream, the hello being
+    the first. The match takes a bot's answer from here as it passes (stop 42: the wake-ups
+    of gRPC's threads were a tenth of a decision), and gRPC, which gets the same bytes,
+    hands on the same messages later, which the match then knows it has.
+
+    It picks nothing out of what it does not follow to the letter: a second stream, a
+    compressed message, a padded frame it cannot unpad, a frame or message past the
+    limits, the stream's end or reset. From there it only counts, and gRPC's reading is the
+    one the match goes by: a bot that strays from the plain path only loses the head start.
+    Bytes that are not HTTP/2 count as frames all the same (gRPC ends such a connection)."""
+
+    def __init__(self, message_most: int = 16 * 1024) -> None:
+        self.message_most = message_most
+        """The longest message gRPC takes (the server's receive limit)."""
         self.preface = PREFACE_BYTES
         """Bytes of the connection preface still to come."""
         self.header = b""
         """The part of a frame's header read so far."""
         self.payload = 0
         """Bytes of the current frame's payload still to come."""
+        self.picking = True
+        """Whether messages are still picked out (False once the bot strays, for good)."""
+        self.stream = 0
+        """The bot's stream (0 until its HEADERS come)."""
+        self.data: bytes | None = None
+        """The current frame's payload read so far, when it is a DATA frame of the stream."""
+        self.flags = 0
+        """The current frame's flags."""
+        self.message = b""
+        """The start of the stream's next message, not complete yet."""
+        self.messages = 0
+        """The stream's messages complete so far."""
+        self.ready: list[tuple[int, bytes]] = []
+        """Messages picked out and not taken yet (``take``), with their numbers."""
 
-    def count(self, data: bytes) -> int:
-        """The frames whose header completes in ``data``."""
+    def read(self, data: bytes) -> int:
+        """Read ``data``; the frames whose header completes in it."""
         frames, at, size = 0, 0, len(data)
         if self.preface:
             at = min(self.preface, size)
@@ -70,8 +109,12 @@ class FrameCounter:
         while at < size:
             if self.payload:
                 step = min(self.payload, size - at)
+                if self.data is not None:
+                    self.data += data[at:at + step]
                 self.payload -= step
                 at += step
+                if not self.payload and self.data is not None:
+                    self._data_frame()
                 continue
             piece = data[at:at + 9 - len(self.header)]
             at += len(piece)
@@ -82,7 +125,62 @@ class FrameCounter:
             self.header = b""
             self.payload = int.from_bytes(header[:3], "big")
             frames += 1
+            if self.picking:
+                self._frame(header)
         return frames
+
+    def take(self) -> list[tuple[int, bytes]]:
+        """The messages picked out since the last call, with their numbers, in order."""
+        ready, self.ready = self.ready, []
+        return ready
+
+    def _frame(self, header: bytes) -> None:
+        kind, flags = header[3], header[4]
+        stream = int.from_bytes(header[5:9], "big") & 0x7FFF_FFFF
+        if kind == DATA:
+            if stream != self.stream or not stream:  # not the bot's stream: gRPC's business
+                return
+            if self.payload > FRAME_PAYLOAD_MOST:
+                self._stray()
+                return
+            self.data, self.flags = b"", flags
+            if not self.payload:
+                self._data_frame()
+        elif kind == HEADERS:
+            if self.stream or flags & END_STREAM:  # a second stream, or trailers
+                self._stray()
+            else:
+                self.stream = stream
+        elif (kind == RST_STREAM and stream == self.stream) or kind == GOAWAY:
+            self._stray()
+
+    def _data_frame(self) -> None:
+        data, self.data = self.data or b"", None
+        if self.flags & PADDED:
+            if not data or data[0] >= len(data):
+                self._stray()
+                return
+            data = data[1:len(data) - data[0]]
+        message = self.message + data if self.message else data
+        while len(message) >= 5:
+            length = int.from_bytes(message[1:5], "big")
+            if message[0] or length > self.message_most:  # compressed, or too long
+                self._stray()
+                return
+            if len(message) < 5 + length:
+                break
+            self.messages += 1
+            self.ready.append((self.messages, message[5:5 + length]))
+            message = message[5 + length:]
+        self.message = message
+        if self.flags & END_STREAM:
+            self._stray()
+
+    def _stray(self) -> None:
+        """Pick nothing more out: count only."""
+        self.picking = False
+        self.data = None
+        self.message = b""
 
 
 class _Leg:
@@ -142,10 +240,14 @@ class SeatRelay:
     seat's gRPC server), and calls ``on_flood`` once if the bot overspends its budget."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, path: Path, upstream: str,
-                 on_flood: Callable[[int], None]) -> None:
+                 on_flood: Callable[[int], None], message_most: int = 16 * 1024) -> None:
         self.loop = loop
         self.upstream = upstream
         self.on_flood = on_flood
+        self.message_most = message_most
+        """The longest message the seat's gRPC server takes (``FrameReader``)."""
+        self.on_message: Callable[[int, bytes], None] | None = None
+        """Told each message the seated bot sends, as it passes (``FrameReader``)."""
         self.balance = BUDGET_BYTES
         """Bytes the bot may still send (refilled by ``grant``)."""
         self.received = 0
@@ -157,8 +259,8 @@ class SeatRelay:
         self.listener.listen(64)
         self.legs: tuple[_Leg, _Leg] | None = None
         """The connection relayed: the bot's way up, the server's way down."""
-        self.frames = FrameCounter()
-        """The HTTP/2 frames in what the bot sends on its connection (new for each)."""
+        self.frames = FrameReader(message_most)
+        """The HTTP/2 frames of what the bot sends on its connection (new for each)."""
         loop.add_reader(self.listener.fileno(), self._accept)
 
     def grant(self) -> None:
@@ -166,12 +268,14 @@ class SeatRelay:
         balance = self.balance + GRANT_BYTES
         self.balance = BUDGET_BYTES if balance > BUDGET_BYTES else balance
 
-    def seated(self) -> None:
+    def seated(self, on_message: Callable[[int, bytes], None] | None = None) -> None:
         """The bot said hello with its seat's one-time token: no other connection can ever
         serve the seat, so none is taken (found by re-attack: a bot that kept a handle on
         its socket's path reconnected 25,000 times during a match after its folder was
-        removed, each one closed by the loop)."""
+        removed, each one closed by the loop). ``on_message`` is told each message it
+        sends from now on, with its number on the stream, as the relay passes it on."""
         self._stop_listening()
+        self.on_message = on_message
 
     def _stop_listening(self) -> None:
         if self.listener.fileno() >= 0:
@@ -201,7 +305,7 @@ class SeatRelay:
             bot.close()
             return
         bot.setblocking(False)
-        self.frames = FrameCounter()
+        self.frames = FrameReader(self.message_most)
         self.legs = (_Leg(self, bot, server, self._spend), _Leg(self, server, bot))
 
     def _listen_again(self) -> None:
@@ -211,8 +315,14 @@ class SeatRelay:
     def _spend(self, data: bytes) -> bool:
         """Draw what the bot sent from its budget; past it, cut it off."""
         self.received += len(data)
-        self.balance -= len(data) + FRAME_COST * self.frames.count(data)
+        frames = self.frames
+        self.balance -= len(data) + FRAME_COST * frames.read(data)
         if self.balance >= 0:
+            if frames.ready:
+                on_message = self.on_message
+                for number, message in frames.take():
+                    if on_message is not None:
+                        on_message(number, message)
             return True
         self.flooded = True
         self.end()

@@ -10,7 +10,6 @@ secret, and a world-writable folder. The fallback runs with the organiser's opt-
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import json
@@ -27,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from arena.referee import eventloop
 from arena.referee.limits import Limits
 from arena.referee.match import MatchOutcome, MatchSpec, Seat, run_match
 from arena.rules.options import RuleOptions
@@ -164,7 +164,7 @@ class HostileArena:
         spec = MatchSpec(f"hostile-{mode}", 7, 2, TARGET, clock, self.log_path,
                          sandbox=sandbox_record(self.launchers))
         started = time.monotonic()
-        self.outcome = asyncio.run(run_match(spec, seats))
+        self.outcome = eventloop.run(run_match(spec, seats))
         self.seconds = time.monotonic() - started
         with contextlib.suppress(BlockingIOError):
             while True:

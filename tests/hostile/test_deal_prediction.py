@@ -8,13 +8,13 @@ a match key derived from a secret season key it finds nothing.
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import shutil
 from pathlib import Path
 
 import pytest
 
+from arena.referee import eventloop
 from arena.referee.limits import Limits
 from arena.referee.match import MatchSpec, run_match
 from arena.rules.options import RuleOptions
@@ -45,7 +45,7 @@ def prediction(tmp_path: Path, backend: str, seed: int | MatchSeed) -> str:
              for seat, bot in enumerate(bots)]
     spec = MatchSpec("predict", seed, 2, RuleOptions(target_score=50),
                      Limits(decision_deadline=5.0, time_bank=30.0), logs / "predict.jsonl.gz")
-    outcome = asyncio.run(run_match(spec, seats))
+    outcome = eventloop.run(run_match(spec, seats))
     assert not outcome.seats[0].faults, outcome.seats[0].faults
     lines = [line for line in (logs / "seat0-predictor.stderr.log").read_text().splitlines()
              if line.startswith("prediction:")]

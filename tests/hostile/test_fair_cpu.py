@@ -10,7 +10,6 @@ what it prevents: the spinner takes the core whenever it can, the thinker's turn
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.referee import eventloop
 from arena.referee.limits import Limits
 from arena.referee.log import read_log
 from arena.referee.match import MatchSpec, run_match
@@ -65,7 +65,7 @@ def play(world: Path, backend: str, off_turn: str, core: int) -> tuple[float, fl
     log = logs / "match.jsonl.gz"
     spec = MatchSpec(f"fair-{backend}-{off_turn}", 3, 2, RuleOptions(target_score=40), CLOCK,
                      log, sandbox=sandbox_record(seats))
-    outcome = asyncio.run(run_match(spec, seats))
+    outcome = eventloop.run(run_match(spec, seats))
     assert [len(s.faults) for s in outcome.seats] == [0, 0], outcome.seats
     # Every decision the thinker was asked has its timing line (the bot answered each).
     latencies = [r["latency_ms"] / 1000 for r in read_log(log)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.referee import eventloop
 from arena.referee.limits import Limits
 from arena.referee.match import MatchOutcome, MatchSpec, Seat, run_match
 from arena.rules.options import RuleOptions
@@ -82,7 +82,7 @@ def play(seats: list[Seat], seed: int = 1, *, log: Path | None = None,
     spec = MatchSpec(f"test-{seed}", seed, len(seats), options or RuleOptions(),
                      limits or Limits(decision_deadline=0.3, time_bank=0.0, hello_timeout=3.0),
                      log)
-    return asyncio.run(run_match(spec, seats))
+    return eventloop.run(run_match(spec, seats))
 
 
 def resident() -> int:

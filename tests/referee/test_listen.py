@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import socket
@@ -13,6 +12,7 @@ from pathlib import Path
 
 from arena.bots.policies import GreedyPolicy
 from arena.bots.sdk import run
+from arena.referee import eventloop
 from arena.referee.limits import Limits
 from arena.referee.match import MatchSpec, Seat, run_match
 from arena.rules.options import RuleOptions
@@ -41,7 +41,7 @@ def test_a_hand_run_bot_plays_over_tcp(tracker: Tracker) -> None:
     seats: list[Seat] = [None, tracker.seat(sample("random"), "random")]
     spec = MatchSpec("listen", 3, 2, RuleOptions(target_score=150),
                      Limits(decision_deadline=2.0, time_bank=5.0, hello_timeout=10.0))
-    outcome = asyncio.run(run_match(spec, seats, address=address, announce=announce))
+    outcome = eventloop.run(run_match(spec, seats, address=address, announce=announce))
     assert outcome.seats[0].name == "by-hand" and not outcome.seats[0].faults
     assert outcome.decisions > 0 and max(outcome.scores) >= 150
     for thread in threads:
@@ -79,7 +79,7 @@ def test_one_hand_run_bot_cannot_take_the_others_connection(tmp_path: Path) -> N
     spec = MatchSpec("listen", 3, 2, RuleOptions(target_score=150),
                      Limits(decision_deadline=2.0, time_bank=5.0, hello_timeout=3.0))
     try:
-        outcome = asyncio.run(run_match(spec, [None, None], address=address,
+        outcome = eventloop.run(run_match(spec, [None, None], address=address,
                                         announce=announce))
     finally:
         for raw in spare:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from arena.protocol import pb
+from arena.referee import eventloop
 from arena.referee import match as referee_module
 from arena.referee.faults import FaultKind
 from arena.referee.limits import Limits
@@ -67,7 +68,7 @@ class FakeStream:
         def timer_fires() -> None:
             pending = driver.pending
             if (not read.done() and pending is not None
-                    and loop.time() + referee_module.CLOCK_RESOLUTION >= pending.give_up):
+                    and time.perf_counter() >= pending.give_up):
                 read.set_result(None)  # the write's end is queued before the cut-off
             on_timer()
 
@@ -141,7 +142,7 @@ def test_a_reader_cancelled_as_it_writes_loses_no_request(tmp_path: Path) -> Non
     Here the answer is already in, so no reader would play on: the hand-off must."""
     log = tmp_path / "match.jsonl.gz"
     cancelled_at = {5: "cancel", 6: "cancel", 12: "cancel"}
-    outcome, streams = asyncio.run(play_over(
+    outcome, streams = eventloop.run(play_over(
         spec_for(log, PATIENT), [cancelled_at, cancelled_at]))
     assert all(seat.faults == [] for seat in outcome.seats)
     assert max(outcome.scores) >= 500 or outcome.round_limit_reached
@@ -170,7 +171,7 @@ def test_each_request_expires_at_its_own_deadline(tmp_path: Path) -> None:
     plan: dict[int, Any] = {request_id: ("after", 0.03) for request_id in range(1, 6)}
     plan[6] = "never"
     quick = {request_id: ("after", 0.03) for request_id in range(1, 6)}
-    outcome, _ = asyncio.run(play_over(spec_for(log, limits), [plan, quick]))
+    outcome, _ = eventloop.run(play_over(spec_for(log, limits), [plan, quick]))
     faulted = [s for s in outcome.seats if s.faults]
     assert len(faulted) == 1 and faulted[0].seat == 0
     assert [f.kind for f in faulted[0].faults] == [FaultKind.TIMEOUT]
@@ -191,7 +192,7 @@ def test_a_bot_that_stops_reading_is_disqualified_and_the_match_goes_on(
     log = tmp_path / "match.jsonl.gz"
     limits = Limits(decision_deadline=0.2, time_bank=0.3, hello_timeout=1.0)
     started = time.perf_counter()
-    outcome, streams = asyncio.run(play_over(spec_for(log, limits), [{5: "stall"}, {}]))
+    outcome, streams = eventloop.run(play_over(spec_for(log, limits), [{5: "stall"}, {}]))
     assert time.perf_counter() - started < STALLED
     assert outcome.disqualified == (0,)
     assert [(f.kind, f.reason) for f in outcome.seats[0].faults] == [(
@@ -212,7 +213,7 @@ def test_a_request_read_as_its_deadline_fires_is_a_timeout_not_a_stall(
     timeout: a strike, the default played, the request logged as asked."""
     log = tmp_path / "match.jsonl.gz"
     limits = Limits(decision_deadline=0.2, time_bank=0.3, hello_timeout=1.0)
-    outcome, streams = asyncio.run(play_over(spec_for(log, limits),
+    outcome, streams = eventloop.run(play_over(spec_for(log, limits),
                                              [{5: "read-at-deadline"}, {}]))
     assert [(f.kind, f.disqualified) for f in outcome.seats[0].faults] == [
         (FaultKind.TIMEOUT, False)]
@@ -228,7 +229,7 @@ def test_an_answer_after_expiry_is_logged_as_late_and_not_struck_twice(tmp_path:
     log = tmp_path / "match.jsonl.gz"
     limits = Limits(decision_deadline=0.05, time_bank=0.0, hello_timeout=1.0)
     late = {4: ("after", 0.15)}  # the other answers take 1 ms: the match is still on
-    outcome, _ = asyncio.run(play_over(spec_for(log, limits), [late, {}], delay=0.001))
+    outcome, _ = eventloop.run(play_over(spec_for(log, limits), [late, {}], delay=0.001))
     faults = [f for seat in outcome.seats for f in seat.faults]
     assert [(f.seat, f.kind) for f in faults] == [(0, FaultKind.TIMEOUT)]
     records = list(read_log(log))
@@ -272,7 +273,7 @@ def test_a_cancelled_match_sends_nothing_more(tmp_path: Path) -> None:
         assert not loop.drivers and all(not s.readers for s in streams)
         assert loop.timer is None or loop.timer.cancelled()
 
-    asyncio.run(cancel_mid_match())
+    eventloop.run(cancel_mid_match())
 
 
 def test_an_error_while_playing_on_ends_the_match_with_it(tmp_path: Path,
@@ -294,7 +295,7 @@ def test_an_error_while_playing_on_ends_the_match_with_it(tmp_path: Path,
 
     monkeypatch.setattr(Match, "apply", apply)
     with pytest.raises(RuntimeError, match="engine broke"):
-        asyncio.run(play_over(spec_for(tmp_path / "m.jsonl.gz", PATIENT), [{}, {}],
+        eventloop.run(play_over(spec_for(tmp_path / "m.jsonl.gz", PATIENT), [{}, {}],
                               delay=0.001))
 
 

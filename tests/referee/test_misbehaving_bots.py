@@ -17,6 +17,7 @@ import grpc
 import pytest
 
 from arena.protocol import pb, pb_grpc
+from arena.referee import eventloop
 from arena.referee.faults import FaultKind
 from arena.referee.limits import Limits
 from arena.referee.log import read_log
@@ -114,7 +115,7 @@ def test_a_bot_that_stops_reading_is_cut_off_at_its_deadline(tracker: Tracker,
                                                  strike_limit=1000, hello_timeout=3.0), log)
     seats = [tracker.seat(misbehaving("deaf"), "deaf"), tracker.seat(sample("greedy"), "good")]
     # A match the stalled write holds fails here rather than hanging the suite.
-    outcome = asyncio.run(asyncio.wait_for(run_match(spec, seats), 60))
+    outcome = eventloop.run(asyncio.wait_for(run_match(spec, seats), 60))
     deaf, good = outcome.seats
     cut = [f for f in deaf.faults if f.disqualified]
     assert [(f.kind, f.reason) for f in cut] == [(
@@ -187,7 +188,7 @@ def test_a_seat_socket_takes_only_its_own_seat_token(tmp_path: Path) -> None:
         finally:
             await _close(referee, listening, [], False)
 
-    refusal, kept = asyncio.run(scenario())
+    refusal, kept = eventloop.run(scenario())
     assert "unknown or used token" in refusal and kept
 
 
@@ -258,7 +259,7 @@ def test_a_seat_socket_holds_one_connection_at_a_time(tmp_path: Path) -> None:
         finally:
             await _close(referee, listening, [], False)
 
-    assert asyncio.run(scenario()) == [True, False, True]
+    assert eventloop.run(scenario()) == [True, False, True]
 
 
 def test_a_ping_flood_on_a_second_connection_is_refused(tracker: Tracker) -> None:
@@ -299,7 +300,7 @@ def test_a_seats_socket_is_gone_once_its_bot_said_hello(tmp_path: Path) -> None:
         finally:
             await _close(referee, listening, [], False)
 
-    gone, kept = asyncio.run(scenario())
+    gone, kept = eventloop.run(scenario())
     assert gone and kept
 
 

@@ -12,12 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from arena.referee import eventloop
 from arena.referee.relay import (
     BUDGET_BYTES,
+    DATA,
+    END_STREAM,
     FRAME_COST,
+    GOAWAY,
     GRANT_BYTES,
-    FrameCounter,
+    HEADERS,
+    PADDED,
+    RST_STREAM,
+    FrameReader,
     SeatRelay,
 )
 
@@ -72,24 +81,105 @@ def test_bytes_pass_both_ways_and_a_shut_side_is_passed_on(tmp_path: Path) -> No
         assert await reader.read() == b"the end"
         assert floods == [] and relay.received == 13
 
-    asyncio.run(_with_relay(tmp_path, body))
+    eventloop.run(_with_relay(tmp_path, body))
 
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 
-def frame(kind: int, payload: bytes = b"") -> bytes:
-    return len(payload).to_bytes(3, "big") + bytes([kind, 0]) + bytes(4) + payload
+def frame(kind: int, payload: bytes = b"", flags: int = 0, stream: int = 0) -> bytes:
+    return (len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big")
+            + payload)
+
+
+def message(body: bytes, compressed: int = 0) -> bytes:
+    """A gRPC message: its compressed flag and length, then the message."""
+    return bytes([compressed]) + len(body).to_bytes(4, "big") + body
+
+
+SETTINGS, WINDOW_UPDATE, PING = 4, 8, 6
+HELLO, ANSWER, THIRD = b"hello, token", b"\x12\x02\x08\x01", b"x" * 40
+OPENING = PREFACE + frame(SETTINGS) + frame(HEADERS, b"h" * 40, 0x4, 1)
+"""A client's connection as gRPC's opens it: preface, SETTINGS, the stream's HEADERS."""
+PICKED = [(1, HELLO), (2, ANSWER), (3, THIRD)]
+
+
+def picked(stream: bytes, size: int | None = None) -> tuple[int, list[tuple[int, bytes]]]:
+    """The frames counted and the messages picked out of ``stream`` read in pieces of
+    ``size`` bytes (whole when None)."""
+    reader, frames = FrameReader(), 0
+    size = size or len(stream)
+    for at in range(0, len(stream), size):
+        frames += reader.read(stream[at:at + size])
+    return frames, reader.take()
+
+
+def test_the_streams_messages_are_picked_out_however_the_bytes_are_cut() -> None:
+    """Messages split across frames and frames across reads, a padded frame, an empty
+    one, and frames of other kinds between them."""
+    third = message(THIRD)
+    padded = bytes([7]) + third[10:] + bytes(7)
+    stream = (OPENING + frame(DATA, message(HELLO), stream=1) + frame(WINDOW_UPDATE, bytes(4))
+              + frame(DATA, message(ANSWER) + third[:10], stream=1) + frame(DATA, stream=1)
+              + frame(PING, bytes(8)) + frame(DATA, padded, PADDED, 1))
+    for size in (None, 1, 2, 5, 9, 10, 13, 64):
+        assert picked(stream, size) == (8, PICKED), size
+
+
+@given(st.lists(st.integers(1, 40), max_size=30))
+def test_picked_the_same_whatever_the_reads(cuts: list[int]) -> None:
+    stream = (OPENING + frame(DATA, message(HELLO) + message(ANSWER)[:3], stream=1)
+              + frame(DATA, message(ANSWER)[3:] + message(THIRD), stream=1))
+    reader, at = FrameReader(), 0
+    for cut in cuts:
+        reader.read(stream[at:at + cut])
+        at += cut
+    reader.read(stream[at:])
+    assert reader.take() == PICKED
+
+
+# (case, what the bot sends after its hello and answer on stream 1; the messages picked
+# out: a bot that strays loses only the head start, gRPC reads the rest)
+STRAYS = [
+    ("a second stream", frame(HEADERS, b"h", 0x4, 3) + frame(DATA, message(THIRD), stream=1),
+     2),
+    ("a compressed message", frame(DATA, message(THIRD, 1) + message(THIRD), stream=1), 2),
+    ("a message past the limit", frame(DATA, message(b"x" * (16 * 1024 + 1)), stream=1), 2),
+    ("a frame past the limit", frame(DATA, bytes(16 * 1024 + 1), stream=1), 2),
+    ("padding longer than the frame", frame(DATA, bytes([9]) + bytes(5), PADDED, 1), 2),
+    ("the stream's end", frame(DATA, message(THIRD), END_STREAM, 1)
+     + frame(DATA, message(THIRD), stream=1), 3),
+    ("the stream reset", frame(RST_STREAM, bytes(4), stream=1)
+     + frame(DATA, message(THIRD), stream=1), 2),
+    ("the connection going away", frame(GOAWAY, bytes(8))
+     + frame(DATA, message(THIRD), stream=1), 2),
+    ("trailers on the stream", frame(HEADERS, b"t", END_STREAM | 0x4, 1)
+     + frame(DATA, message(THIRD), stream=1), 2),
+    # Not strays: gRPC's business, the stream's messages still picked out.
+    ("data on a stream never opened", frame(DATA, message(b"?"), stream=5)
+     + frame(DATA, message(THIRD), stream=1), 4),
+    ("another stream reset", frame(RST_STREAM, bytes(4), stream=7)
+     + frame(DATA, message(THIRD), stream=1), 4),
+]
+
+
+@pytest.mark.parametrize(("case", "after", "count"), STRAYS, ids=[c[0] for c in STRAYS])
+def test_a_bot_that_strays_from_the_plain_path_has_nothing_more_picked_out(
+        case: str, after: bytes, count: int) -> None:
+    stream = (OPENING + frame(DATA, message(HELLO) + message(ANSWER), stream=1) + after
+              + frame(DATA, message(THIRD), stream=1))
+    for size in (None, 1, 7):
+        assert picked(stream, size)[1] == [*PICKED, (4, THIRD)][:count], (case, size)
 
 
 def test_frames_are_counted_however_the_bytes_are_cut() -> None:
     stream = (PREFACE + frame(4) + frame(1, b"h" * 300) + frame(0, b"d" * 70_000)
               + frame(8, bytes(4)))
-    whole = FrameCounter()
-    assert whole.count(stream) == 4
+    whole = FrameReader()
+    assert whole.read(stream) == 4
     for size in (1, 5, 9, 10, 4096):
-        pieces = FrameCounter()
-        assert sum(pieces.count(stream[at:at + size])
+        pieces = FrameReader()
+        assert sum(pieces.read(stream[at:at + size])
                    for at in range(0, len(stream), size)) == 4, size
 
 
@@ -113,7 +203,7 @@ def test_a_bot_over_its_budget_is_cut_off_once_and_a_request_refills_it(
         late, _ = await _connect(path)  # a flooded seat takes no new connection
         assert await late.read() == b""
 
-    asyncio.run(_with_relay(tmp_path, body))
+    eventloop.run(_with_relay(tmp_path, body))
 
 
 def test_empty_frames_spend_the_budget_their_bytes_would_not(tmp_path: Path) -> None:
@@ -128,7 +218,7 @@ def test_empty_frames_spend_the_budget_their_bytes_would_not(tmp_path: Path) -> 
         assert await asyncio.wait_for(reader.read(), 10) == b"", "not cut off"
         assert floods == [len(PREFACE) + 9 * 2000]
 
-    asyncio.run(_with_relay(tmp_path, body))
+    eventloop.run(_with_relay(tmp_path, body))
 
 
 def test_one_connection_at_a_time_and_a_hung_up_one_gives_its_place(tmp_path: Path) -> None:
@@ -147,7 +237,7 @@ def test_one_connection_at_a_time_and_a_hung_up_one_gives_its_place(tmp_path: Pa
         up_writer.write(b"ok")
         assert await reader.readexactly(2) == b"ok"
 
-    asyncio.run(_with_relay(tmp_path, body))
+    eventloop.run(_with_relay(tmp_path, body))
 
 
 def test_a_bot_that_stops_reading_stops_the_relay_reading_upstream(tmp_path: Path) -> None:
@@ -174,7 +264,7 @@ def test_a_bot_that_stops_reading_stops_the_relay_reading_upstream(tmp_path: Pat
             "it holds at most one read's worth")
         bot.close()
 
-    asyncio.run(_with_relay(tmp_path, body))
+    eventloop.run(_with_relay(tmp_path, body))
 
 
 def test_a_seated_bot_is_the_seats_only_connection(tmp_path: Path) -> None:
@@ -192,4 +282,27 @@ def test_a_seated_bot_is_the_seats_only_connection(tmp_path: Path) -> None:
         up_writer.write(b"good")
         assert await reader.readexactly(4) == b"good"
 
-    asyncio.run(_with_relay(tmp_path, body))
+    eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_a_seated_bots_messages_are_handed_on_as_they_pass(tmp_path: Path) -> None:
+    """Numbered on the stream (the hello first), only once the bot is seated, and none of a
+    read that takes the bot past its budget."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        handed: list[tuple[int, bytes]] = []
+        reader, writer = await _connect(path)
+        up_reader, _ = await _upstream(upstream)
+        first = OPENING + frame(DATA, message(HELLO), stream=1)
+        writer.write(first)
+        assert await up_reader.readexactly(len(first)) == first
+        relay.seated(lambda number, data: handed.append((number, data)))
+        answer = frame(DATA, message(ANSWER), stream=1)
+        writer.write(answer)
+        assert await up_reader.readexactly(len(answer)) == answer  # passed on, and...
+        assert handed == [(2, ANSWER)]  # ...handed on in the same turn of the loop
+        writer.write(frame(DATA, message(THIRD) + bytes(BUDGET_BYTES), stream=1))
+        assert await asyncio.wait_for(reader.read(), 10) == b""
+        assert floods and handed == [(2, ANSWER)]
+
+    eventloop.run(_with_relay(tmp_path, body))

@@ -15,6 +15,7 @@ import pytest
 
 from arena.bots.policies import GreedyPolicy
 from arena.processes import owner_tag
+from arena.referee import eventloop
 from arena.referee.limits import Limits
 from arena.referee.match import InProcessSeat, MatchSpec, run_match
 from arena.rules.options import RuleOptions
@@ -62,7 +63,7 @@ def test_a_match_cancelled_during_its_clean_up_leaves_nothing(tmp_path: Path) ->
         with pytest.raises(asyncio.CancelledError):
             await task
 
-    asyncio.run(cancel_once_ended())
+    eventloop.run(cancel_once_ended())
 
     def lingering() -> list[int]:  # this test's bot (the suite's other processes aside)
         found = []

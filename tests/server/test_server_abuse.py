@@ -18,6 +18,7 @@ from league_servers import TestClient, league_with_data, sample_versions
 
 from arena.bots.policies import GreedyPolicy, RandomPolicy
 from arena.league.store import MatchRecord, SeatResult
+from arena.referee import eventloop
 from arena.referee.limits import Limits
 from arena.referee.match import InProcessSeat, MatchSpec, run_match
 from arena.rules.options import RuleOptions
@@ -188,7 +189,7 @@ def _played_match(league: League) -> str:
     log = league.data / "logs" / f"{match_id}.jsonl.gz"
     log.parent.mkdir(parents=True)
     spec = MatchSpec(match_id, 7, 2, RuleOptions(target_score=100), Limits(5.0, 60.0), log)
-    outcome = asyncio.run(run_match(spec, [InProcessSeat(GreedyPolicy(1), "greedy"),
+    outcome = eventloop.run(run_match(spec, [InProcessSeat(GreedyPolicy(1), "greedy"),
                                            InProcessSeat(RandomPolicy(2), "random")]))
     assert store.record(MatchRecord(
         match_id, outcome.seconds, outcome.decisions, outcome.rounds, False, str(log),

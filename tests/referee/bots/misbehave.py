@@ -12,7 +12,9 @@ socket, then says hello and plays; ``side-flood`` opens its stream, then a secon
 connection on which it sends 50,000 HTTP/2 PINGs (reading the replies slowly), then plays;
 ``deaf`` answers five requests, then stops reading its stream (its flow-control window,
 kept small, fills and the referee's writes stall) while it goes on answering blind;
-``legal`` never misbehaves.
+``gzip-padded`` compresses its messages (gzip, on its channel) and pads its third answer,
+which gRPC then sends compressed; ``second-stream`` opens a second stream on its
+connection before its third answer; ``legal`` never misbehaves.
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ def main() -> None:
     if MODE == "deaf":  # plays five requests, then stops reading and answers blind
         deaf()
         return
-    bot = RawBot(token="0" * 32 if MODE == "wrong-token" else None)
+    bot = RawBot(token="0" * 32 if MODE == "wrong-token" else None,
+                 compression=grpc.Compression.Gzip if MODE == "gzip-padded" else None)
     if MODE == "slow-hello":  # its stream open, its hello two seconds later
         stream = bot.responses()
         time.sleep(2)
@@ -137,12 +140,15 @@ def play(bot: RawBot, stream: Iterator[pb.PlayResponse] | None = None) -> None:
                 f"DECISION_KIND_{MODE[4:].upper()}"):
             bot.answer(request_id, index=999)
             continue
-        if MODE == "padded":  # every answer near the message limit: an unknown field
+        if MODE == "padded" or (MODE == "gzip-padded" and decisions == 3):
+            # near the message limit: an unknown field (which gzip makes small)
             answer = pb.Decision(request_id=request_id, action_index=0).SerializeToString()
             bot.send(pb.PlayRequest(decision=pb.Decision.FromString(answer + PADDING)))
             continue
         if decisions == 3:
-            if MODE == "late":
+            if MODE == "second-stream":
+                bot.another_stream()
+            elif MODE == "late":
                 time.sleep(0.8)
             elif MODE == "illegal":
                 bot.answer(request_id, index=999)

@@ -13,10 +13,13 @@ from arena.protocol import pb
 
 class RawBot:
     def __init__(self, token: str | None = None,
-                 options: list[tuple[str, int]] | None = None) -> None:
+                 options: list[tuple[str, int]] | None = None,
+                 compression: grpc.Compression | None = None) -> None:
         self.outbox: queue.SimpleQueue[pb.PlayRequest | bytes | None] = queue.SimpleQueue()
-        self.channel = grpc.insecure_channel(os.environ["ARENA_ADDRESS"], options=options)
+        self.channel = grpc.insecure_channel(os.environ["ARENA_ADDRESS"], options=options,
+                                             compression=compression)
         self.token = os.environ["ARENA_TOKEN"] if token is None else token
+        self.others: list[object] = []
 
     def _outgoing(self) -> Iterator[pb.PlayRequest | bytes]:
         while (message := self.outbox.get()) is not None:
@@ -37,11 +40,18 @@ class RawBot:
                                                       action_index=index)))
 
     def responses(self) -> Iterator[pb.PlayResponse]:
-        play = self.channel.stream_stream(
+        return iter(self._play()(self._outgoing()))
+
+    def another_stream(self) -> None:
+        """A second stream on the same connection, saying hello again (never read)."""
+        self.others.append(self._play()(iter([pb.PlayRequest(hello=pb.Hello(
+            token=self.token, bot_name="raw", bot_version="0", protocol_version=1))])))
+
+    def _play(self) -> grpc.StreamStreamMultiCallable:
+        return self.channel.stream_stream(
             "/uno_arena.v1.RefereeService/Play",
             request_serializer=lambda m: m if isinstance(m, bytes) else m.SerializeToString(),
             response_deserializer=pb.PlayResponse.FromString)
-        return iter(play(self._outgoing()))
 
     def close(self) -> None:
         self.outbox.put(None)
