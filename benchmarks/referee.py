@@ -4,9 +4,10 @@ In one run, measured side by side:
 
 1. a full 2-player match to 500 between two Python sample bots (strategist, greedy) as real
    processes over the referee: wall time per decision, start-up excluded;
-2. a bare gRPC ping-pong over the same transport (grpc.aio server on a Unix socket, a
-   separate Python client process with the SDK's grpc.aio streaming loop), replaying the same
-   message sizes: the referee's decision requests one way, the bot's decisions the other;
+2. a bare gRPC ping-pong over the same transport (grpc.aio server on a Unix socket, on the
+   event loop matches run on (uvloop's, ``arena.referee.eventloop``), a separate Python
+   client process with the SDK's grpc.aio streaming loop), replaying the same message
+   sizes: the referee's decision requests one way, the bot's decisions the other;
 3. the same ping-pong with two clients alternating, as a 2-player match does, and with two
    clients that also do the bot's work (the SDK's conversions and the strategist's
    decision), which leaves the referee as the only difference;
@@ -33,6 +34,7 @@ import base64
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -144,12 +146,13 @@ async def ping_pong_cpu(requests: list[pb.PlayResponse], clients: int = 1,
     server.add_insecure_port(address)
     await server.start()
     try:
-        runs = [await asyncio.create_subprocess_exec(
-            sys.executable, "-c", client, address)
-            for _ in range(clients)]
+        # Started by subprocess (vfork), not the loop's own spawning: uvloop's forks, and
+        # gRPC then logs that it skips its fork handlers.
+        runs = [subprocess.Popen([sys.executable, "-c", client, address])
+                for _ in range(clients)]
         await drive()
         for run in runs:
-            await run.wait()
+            await asyncio.to_thread(run.wait)
         await server.stop(grace=None)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
