@@ -89,8 +89,9 @@ class FrameReader:
         """Whether messages are still picked out (False once the bot strays, for good)."""
         self.stream = 0
         """The bot's stream (0 until its HEADERS come)."""
-        self.data: bytes | None = None
-        """The current frame's payload read so far, when it is a DATA frame of the stream."""
+        self.data: bytearray | None = None
+        """The current frame's payload read so far, when it is a DATA frame of the stream
+        (a bytearray: a frame read a byte at a time is not copied over and over)."""
         self.flags = 0
         """The current frame's flags."""
         self.message = b""
@@ -143,7 +144,7 @@ class FrameReader:
             if self.payload > FRAME_PAYLOAD_MOST:
                 self._stray()
                 return
-            self.data, self.flags = b"", flags
+            self.data, self.flags = bytearray(), flags
             if not self.payload:
                 self._data_frame()
         elif kind == HEADERS:
@@ -155,7 +156,7 @@ class FrameReader:
             self._stray()
 
     def _data_frame(self) -> None:
-        data, self.data = self.data or b"", None
+        data, self.data = bytes(self.data or b""), None
         if self.flags & PADDED:
             if not data or data[0] >= len(data):
                 self._stray()
@@ -257,6 +258,8 @@ class SeatRelay:
         self.listener.setblocking(False)
         self.listener.bind(str(path))
         self.listener.listen(64)
+        self.connections = 0
+        """Connections relayed so far."""
         self.legs: tuple[_Leg, _Leg] | None = None
         """The connection relayed: the bot's way up, the server's way down."""
         self.frames = FrameReader(message_most)
@@ -273,9 +276,12 @@ class SeatRelay:
         serve the seat, so none is taken (found by re-attack: a bot that kept a handle on
         its socket's path reconnected 25,000 times during a match after its folder was
         removed, each one closed by the loop). ``on_message`` is told each message it
-        sends from now on, with its number on the stream, as the relay passes it on."""
+        sends from now on, with its number on the stream, as the relay passes it on (if the
+        bot made one connection only)."""
         self._stop_listening()
-        self.on_message = on_message
+        # Which connection the hello came by is gRPC's to know: after a bot reconnected,
+        # the one relayed now may not be it. Then nothing is picked out (found by review).
+        self.on_message = on_message if self.connections == 1 else None
 
     def _stop_listening(self) -> None:
         if self.listener.fileno() >= 0:
@@ -306,6 +312,7 @@ class SeatRelay:
             return
         bot.setblocking(False)
         self.frames = FrameReader(self.message_most)
+        self.connections += 1
         self.legs = (_Leg(self, bot, server, self._spend), _Leg(self, server, bot))
 
     def _listen_again(self) -> None:

@@ -306,3 +306,28 @@ def test_a_seated_bots_messages_are_handed_on_as_they_pass(tmp_path: Path) -> No
         assert floods and handed == [(2, ANSWER)]
 
     eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_nothing_is_picked_out_for_a_bot_that_reconnected_before_its_hello(
+        tmp_path: Path) -> None:
+    """Which connection its hello came by is gRPC's to know: the relay hands nothing on,
+    and gRPC's reading brings every message."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        handed: list[tuple[int, bytes]] = []
+        _, first = await _connect(path)
+        await _upstream(upstream)
+        first.close()
+        await first.wait_closed()
+        reader, writer = await _connect(path)
+        up_reader, _ = await _upstream(upstream, 2)
+        hello = OPENING + frame(DATA, message(HELLO), stream=1)
+        writer.write(hello)
+        assert await up_reader.readexactly(len(hello)) == hello
+        relay.seated(lambda number, data: handed.append((number, data)))
+        answer = frame(DATA, message(ANSWER), stream=1)
+        writer.write(answer)
+        assert await up_reader.readexactly(len(answer)) == answer
+        assert handed == []
+
+    eventloop.run(_with_relay(tmp_path, body))
