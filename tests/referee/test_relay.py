@@ -285,22 +285,29 @@ def test_a_seated_bot_is_the_seats_only_connection(tmp_path: Path) -> None:
     eventloop.run(_with_relay(tmp_path, body))
 
 
+async def _seat_and_answer(relay: SeatRelay, writer: asyncio.StreamWriter,
+                           up_reader: asyncio.StreamReader) -> list[tuple[int, bytes]]:
+    """The bot says hello, is seated, then answers: what the relay handed on by then (each
+    write seen upstream first)."""
+    handed: list[tuple[int, bytes]] = []
+    for data in (OPENING + frame(DATA, message(HELLO), stream=1),
+                 frame(DATA, message(ANSWER), stream=1)):
+        writer.write(data)
+        assert await up_reader.readexactly(len(data)) == data
+        if data.startswith(OPENING):
+            relay.seated(lambda number, data: handed.append((number, data)))
+    return handed
+
+
 def test_a_seated_bots_messages_are_handed_on_as_they_pass(tmp_path: Path) -> None:
     """Numbered on the stream (the hello first), only once the bot is seated, and none of a
     read that takes the bot past its budget."""
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:
-        handed: list[tuple[int, bytes]] = []
         reader, writer = await _connect(path)
         up_reader, _ = await _upstream(upstream)
-        first = OPENING + frame(DATA, message(HELLO), stream=1)
-        writer.write(first)
-        assert await up_reader.readexactly(len(first)) == first
-        relay.seated(lambda number, data: handed.append((number, data)))
-        answer = frame(DATA, message(ANSWER), stream=1)
-        writer.write(answer)
-        assert await up_reader.readexactly(len(answer)) == answer  # passed on, and...
-        assert handed == [(2, ANSWER)]  # ...handed on in the same turn of the loop
+        handed = await _seat_and_answer(relay, writer, up_reader)
+        assert handed == [(2, ANSWER)]  # as it was passed on
         writer.write(frame(DATA, message(THIRD) + bytes(BUDGET_BYTES), stream=1))
         assert await asyncio.wait_for(reader.read(), 10) == b""
         assert floods and handed == [(2, ANSWER)]
@@ -314,20 +321,12 @@ def test_nothing_is_picked_out_for_a_bot_that_reconnected_before_its_hello(
     and gRPC's reading brings every message."""
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:
-        handed: list[tuple[int, bytes]] = []
         _, first = await _connect(path)
         await _upstream(upstream)
         first.close()
         await first.wait_closed()
-        reader, writer = await _connect(path)
+        _, writer = await _connect(path)
         up_reader, _ = await _upstream(upstream, 2)
-        hello = OPENING + frame(DATA, message(HELLO), stream=1)
-        writer.write(hello)
-        assert await up_reader.readexactly(len(hello)) == hello
-        relay.seated(lambda number, data: handed.append((number, data)))
-        answer = frame(DATA, message(ANSWER), stream=1)
-        writer.write(answer)
-        assert await up_reader.readexactly(len(answer)) == answer
-        assert handed == []
+        assert await _seat_and_answer(relay, writer, up_reader) == []
 
     eventloop.run(_with_relay(tmp_path, body))
