@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google.protobuf import json_format
@@ -25,6 +26,7 @@ from arena.bots.policies import GreedyPolicy
 from arena.bots.stdio_bridge import parse_decision
 from arena.protocol import pb
 from arena.referee import eventloop
+from arena.referee import match as match_module
 from arena.referee.faults import FaultKind
 from arena.referee.limits import Limits
 from arena.referee.match import InProcessSeat, MatchOutcome, MatchSpec, Seat, run_match
@@ -133,10 +135,23 @@ def test_sample_bot_passes_arena_check(bots: dict[str, BotManifest], language: s
     assert "all checks passed" in output, output
 
 
-def test_mixed_table_plays_without_faults(bots: dict[str, BotManifest], tmp_path: Path) -> None:
-    """Python, JavaScript, C++ and a bash stdio-json bot at one table, two matches."""
+def test_mixed_table_plays_without_faults(bots: dict[str, BotManifest], tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python, JavaScript, C++ and a bash stdio-json bot at one table, two matches. Each
+    gRPC library keeps to the plain path (``arena.referee.relay.FrameReader``): every
+    answer is taken as it arrives at the seat's relay."""
     names = ["strategist", "javascript", "cpp", "bash"]
+    picked: dict[int, int] = {}
+    hand_on = match_module._picked
+
+    def counting(referee: Any, seat: int, connection: Any, number: int, data: bytes) -> None:
+        before = connection.taken
+        hand_on(referee, seat, connection, number, data)
+        picked[seat] = picked.get(seat, 0) + (connection.taken != before)
+
+    monkeypatch.setattr(match_module, "_picked", counting)
     for index in range(2):
+        picked.clear()
         order = names[index:] + names[:index]
         seats: list[Seat] = [PlainLauncher(bots[n], tmp_path / f"match{index}", f"seat{s}-{n}")
                              for s, n in enumerate(order)]
@@ -146,6 +161,7 @@ def test_mixed_table_plays_without_faults(bots: dict[str, BotManifest], tmp_path
         assert [r.name for r in outcome.seats] == [bots[n].name for n in order]
         assert max(outcome.scores) >= OFFICIAL.target_score or outcome.round_limit_reached
         assert sorted(outcome.places)[0] == 1
+        assert picked == {r.seat: r.decisions for r in outcome.seats}, "taken on arrival"
         print(f"\nmixed match {index + 1}: {dict(zip(order, outcome.scores, strict=True))}, "
               f"{outcome.decisions} decisions in {outcome.seconds:.1f} s")
 

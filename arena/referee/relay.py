@@ -50,12 +50,23 @@ PREFACE_BYTES = 24
 """An HTTP/2 client's connection preface, which comes before its first frame."""
 
 
-DATA, HEADERS, RST_STREAM, GOAWAY = 0x0, 0x1, 0x3, 0x7
-"""The HTTP/2 frame types the reader looks at (RFC 9113, section 6)."""
-END_STREAM, PADDED = 0x1, 0x8
+DATA, HEADERS, SETTINGS, PING, WINDOW_UPDATE, CONTINUATION = 0x0, 0x1, 0x4, 0x6, 0x8, 0x9
+"""The HTTP/2 frame types of the plain path (RFC 9113, section 6): any other (PRIORITY,
+RST_STREAM, PUSH_PROMISE, GOAWAY, unknown types) ends the picking."""
+END_HEADERS, ACK = 0x4, 0x1
 FRAME_PAYLOAD_MOST = 16 * 1024
 """The largest frame a client may send gRPC's server (SETTINGS_MAX_FRAME_SIZE's default,
 which it keeps)."""
+STREAM_WINDOW = 65_535
+"""The DATA a client may send before gRPC's server grants more (its initial windows, which
+it keeps: no bandwidth probe); the reader does not follow the grants, and stops there."""
+WINDOW_GRANTS_MOST = 1 << 29
+"""WINDOW_UPDATE increments in all, at most (far from overflowing gRPC's send windows)."""
+READY_MOST = 4
+"""Messages picked out and not taken, at most (a bot answers one request at a time)."""
+_SETTING_RANGES = {0x2: (0, 1), 0x4: (0, 1 << 30), 0x5: (1 << 14, (1 << 24) - 1)}
+"""Values a client's SETTINGS may carry (ENABLE_PUSH, INITIAL_WINDOW_SIZE, MAX_FRAME_SIZE):
+RFC 9113 6.5.2, the window kept well under its overflow."""
 
 
 class FrameReader:
@@ -70,11 +81,15 @@ class FrameReader:
     of gRPC's threads were a tenth of a decision), and gRPC, which gets the same bytes,
     hands on the same messages later, which the match then knows it has.
 
-    It picks nothing out of what it does not follow to the letter: a second stream, a
-    compressed message, a padded frame it cannot unpad, a frame or message past the
-    limits, the stream's end or reset. From there it only counts, and gRPC's reading is the
-    one the match goes by: a bot that strays from the plain path only loses the head start.
-    Bytes that are not HTTP/2 count as frames all the same (gRPC ends such a connection)."""
+    It picks out only what gRPC would deliver (found by attack: an answer after a malformed
+    frame, or in a padded one, was picked out where gRPC refused it): while the bot keeps
+    to the plain path every gRPC library takes, one stream opened by one header block,
+    its messages uncompressed in DATA frames without flags and within the stream's first
+    window, SETTINGS, PINGs and WINDOW_UPDATEs well-formed and not more than one of each
+    (not acknowledgements) between two messages, as gRPC's ping policy and flow control
+    allow. Anything else ends the picking for good, and gRPC's reading is then the only
+    one the match goes by: a bot that strays loses its head start, nothing more. Bytes that
+    are not HTTP/2 count as frames all the same (gRPC ends such a connection)."""
 
     def __init__(self, message_most: int = 16 * 1024) -> None:
         self.message_most = message_most
@@ -89,11 +104,20 @@ class FrameReader:
         """Whether messages are still picked out (False once the bot strays, for good)."""
         self.stream = 0
         """The bot's stream (0 until its HEADERS come)."""
-        self.data: bytearray | None = None
-        """The current frame's payload read so far, when it is a DATA frame of the stream
-        (a bytearray: a frame read a byte at a time is not copied over and over)."""
-        self.flags = 0
-        """The current frame's flags."""
+        self.continued = False
+        """Whether the stream's header block goes on in CONTINUATION frames."""
+        self.kind = -1
+        """The type of the current frame, when its payload is gathered (``gathered``)."""
+        self.gathered: bytearray | None = None
+        """The current frame's payload read so far, when the reader looks into it (DATA of
+        the stream, SETTINGS, WINDOW_UPDATE: a bytearray, so that a frame read a byte at a
+        time is not copied over and over)."""
+        self.window = STREAM_WINDOW
+        """DATA the stream may still carry."""
+        self.granted = 0
+        """WINDOW_UPDATE increments so far."""
+        self.since_message = [0, 0]
+        """SETTINGS and PINGs (not acknowledgements) since the stream's last message."""
         self.message = b""
         """The start of the stream's next message, not complete yet."""
         self.messages = 0
@@ -110,12 +134,12 @@ class FrameReader:
         while at < size:
             if self.payload:
                 step = min(self.payload, size - at)
-                if self.data is not None:
-                    self.data += data[at:at + step]
+                if self.gathered is not None:
+                    self.gathered += data[at:at + step]
                 self.payload -= step
                 at += step
-                if not self.payload and self.data is not None:
-                    self._data_frame()
+                if not self.payload and self.gathered is not None:
+                    self._gathered()
                 continue
             piece = data[at:at + 9 - len(self.header)]
             at += len(piece)
@@ -136,51 +160,92 @@ class FrameReader:
         return ready
 
     def _frame(self, header: bytes) -> None:
-        kind, flags = header[3], header[4]
+        kind, flags, length = header[3], header[4], self.payload
         stream = int.from_bytes(header[5:9], "big") & 0x7FFF_FFFF
+        if length > FRAME_PAYLOAD_MOST:
+            return self._stray()
+        if self.continued:  # the header block goes on: nothing else may come between
+            if kind != CONTINUATION or stream != self.stream:
+                return self._stray()
+            self.continued = not flags & END_HEADERS
+            return None
         if kind == DATA:
-            if stream != self.stream or not stream:  # not the bot's stream: gRPC's business
-                return
-            if self.payload > FRAME_PAYLOAD_MOST:
-                self._stray()
-                return
-            self.data, self.flags = bytearray(), flags
-            if not self.payload:
-                self._data_frame()
+            self.window -= length
+            if stream != self.stream or not stream or flags or self.window < 0:
+                return self._stray()
         elif kind == HEADERS:
-            if self.stream or flags & END_STREAM:  # a second stream, or trailers
-                self._stray()
-            else:
-                self.stream = stream
-        elif (kind == RST_STREAM and stream == self.stream) or kind == GOAWAY:
+            # The stream's one header block (its flags only END_HEADERS), on a client's id.
+            if self.stream or not stream % 2 or flags & ~END_HEADERS:
+                return self._stray()
+            self.stream, self.continued = stream, not flags & END_HEADERS
+            return None
+        elif kind == SETTINGS:
+            if stream or length % 6 or (flags & ACK and length):
+                return self._stray()
+            if flags & ACK:
+                return None
+            self._count_since_message(0)
+        elif kind == PING:
+            if stream or length != 8:
+                return self._stray()
+            if not flags & ACK:
+                self._count_since_message(1)
+            return None
+        elif kind == WINDOW_UPDATE:
+            if stream not in (0, self.stream) or length != 4:
+                return self._stray()
+        else:
+            return self._stray()
+        if self.picking:
+            self.kind, self.gathered = kind, bytearray()
+            if not length:
+                self._gathered()
+        return None
+
+    def _count_since_message(self, which: int) -> None:
+        self.since_message[which] += 1
+        if self.since_message[which] > 1:
             self._stray()
 
-    def _data_frame(self) -> None:
-        data, self.data = bytes(self.data or b""), None
-        if self.flags & PADDED:
-            if not data or data[0] >= len(data):
-                self._stray()
-                return
-            data = data[1:len(data) - data[0]]
+    def _gathered(self) -> None:
+        """The payload of the frame looked into is all read."""
+        payload, self.gathered = bytes(self.gathered or b""), None
+        if self.kind == DATA:
+            self._data(payload)
+        elif self.kind == SETTINGS:
+            for at in range(0, len(payload), 6):
+                low, high = _SETTING_RANGES.get(int.from_bytes(payload[at:at + 2], "big"),
+                                                (0, 1 << 32))
+                if not low <= int.from_bytes(payload[at + 2:at + 6], "big") <= high:
+                    return self._stray()
+        elif self.kind == WINDOW_UPDATE:
+            increment = int.from_bytes(payload, "big") & 0x7FFF_FFFF
+            self.granted += increment
+            if not increment or self.granted > WINDOW_GRANTS_MOST:
+                return self._stray()
+        return None
+
+    def _data(self, data: bytes) -> None:
         message = self.message + data if self.message else data
         while len(message) >= 5:
             length = int.from_bytes(message[1:5], "big")
             if message[0] or length > self.message_most:  # compressed, or too long
-                self._stray()
-                return
+                return self._stray()
             if len(message) < 5 + length:
                 break
+            if len(self.ready) >= READY_MOST:  # far ahead of the referee
+                return self._stray()
             self.messages += 1
             self.ready.append((self.messages, message[5:5 + length]))
+            self.since_message = [0, 0]
             message = message[5 + length:]
         self.message = message
-        if self.flags & END_STREAM:
-            self._stray()
+        return None
 
     def _stray(self) -> None:
         """Pick nothing more out: count only."""
         self.picking = False
-        self.data = None
+        self.gathered = None
         self.message = b""
 
 

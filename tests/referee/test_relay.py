@@ -17,15 +17,17 @@ from hypothesis import strategies as st
 
 from arena.referee import eventloop
 from arena.referee.relay import (
+    ACK,
     BUDGET_BYTES,
+    CONTINUATION,
     DATA,
-    END_STREAM,
+    END_HEADERS,
     FRAME_COST,
-    GOAWAY,
     GRANT_BYTES,
     HEADERS,
-    PADDED,
-    RST_STREAM,
+    PING,
+    SETTINGS,
+    WINDOW_UPDATE,
     FrameReader,
     SeatRelay,
 )
@@ -92,74 +94,112 @@ def frame(kind: int, payload: bytes = b"", flags: int = 0, stream: int = 0) -> b
             + payload)
 
 
+END_STREAM = 0x1
+
+
 def message(body: bytes, compressed: int = 0) -> bytes:
     """A gRPC message: its compressed flag and length, then the message."""
     return bytes([compressed]) + len(body).to_bytes(4, "big") + body
 
 
-SETTINGS, WINDOW_UPDATE, PING = 4, 8, 6
+PRIORITY, RST_STREAM, PUSH_PROMISE, GOAWAY = 2, 3, 5, 7
+PADDED, PRIORITY_FLAG = 0x8, 0x20
 HELLO, ANSWER, THIRD = b"hello, token", b"\x12\x02\x08\x01", b"x" * 40
-OPENING = PREFACE + frame(SETTINGS) + frame(HEADERS, b"h" * 40, 0x4, 1)
-"""A client's connection as gRPC's opens it: preface, SETTINGS, the stream's HEADERS."""
-PICKED = [(1, HELLO), (2, ANSWER), (3, THIRD)]
+OPENING = (PREFACE + frame(SETTINGS, bytes([0, 4, 0, 0x40, 0, 0])) + frame(WINDOW_UPDATE, bytes(
+    [0, 0, 0x10, 0])) + frame(HEADERS, b"h" * 40, END_HEADERS, 1) + frame(SETTINGS, flags=ACK))
+"""A client's connection as gRPC's opens it: preface, SETTINGS (a 4 MiB window), a
+WINDOW_UPDATE, the stream's HEADERS, the server's SETTINGS acknowledged."""
+PICKED = [(1, HELLO), (2, ANSWER), (3, THIRD), (4, THIRD)]
 
 
 def picked(stream: bytes, size: int | None = None) -> tuple[int, list[tuple[int, bytes]]]:
     """The frames counted and the messages picked out of ``stream`` read in pieces of
-    ``size`` bytes (whole when None)."""
-    reader, frames = FrameReader(), 0
+    ``size`` bytes (whole when None), taken after each read as the relay does."""
+    reader, frames, taken = FrameReader(), 0, []
     size = size or len(stream)
     for at in range(0, len(stream), size):
         frames += reader.read(stream[at:at + size])
-    return frames, reader.take()
+        taken += reader.take()
+    return frames, taken
 
 
 def test_the_streams_messages_are_picked_out_however_the_bytes_are_cut() -> None:
-    """Messages split across frames and frames across reads, a padded frame, an empty
-    one, and frames of other kinds between them."""
+    """Messages split across frames and frames across reads, a header block continued,
+    empty frames, and the frames of the plain path between them (one SETTINGS and one PING
+    between two messages, acknowledgements, window updates)."""
     third = message(THIRD)
-    padded = bytes([7]) + third[10:] + bytes(7)
-    stream = (OPENING + frame(DATA, message(HELLO), stream=1) + frame(WINDOW_UPDATE, bytes(4))
+    opening = (PREFACE + frame(SETTINGS) + frame(HEADERS, b"h" * 20, 0, 1)
+               + frame(CONTINUATION, b"h" * 20, END_HEADERS, 1))
+    stream = (opening + frame(DATA, message(HELLO), stream=1) + frame(WINDOW_UPDATE, bytes(
+        [0, 0, 1, 0])) + frame(PING, bytes(8)) + frame(SETTINGS, bytes(6))
               + frame(DATA, message(ANSWER) + third[:10], stream=1) + frame(DATA, stream=1)
-              + frame(PING, bytes(8)) + frame(DATA, padded, PADDED, 1))
+              + frame(PING, bytes(8), ACK) * 3 + frame(SETTINGS, flags=ACK) * 2
+              + frame(WINDOW_UPDATE, bytes([0, 0, 0, 9]), stream=1)
+              + frame(DATA, third[10:], stream=1) + frame(PING, bytes(8))
+              + frame(DATA, message(THIRD), stream=1))
     for size in (None, 1, 2, 5, 9, 10, 13, 64):
-        assert picked(stream, size) == (8, PICKED), size
+        assert picked(stream, size) == (18, PICKED), size
 
 
 @given(st.lists(st.integers(1, 40), max_size=30))
 def test_picked_the_same_whatever_the_reads(cuts: list[int]) -> None:
     stream = (OPENING + frame(DATA, message(HELLO) + message(ANSWER)[:3], stream=1)
-              + frame(DATA, message(ANSWER)[3:] + message(THIRD), stream=1))
-    reader, at = FrameReader(), 0
+              + frame(DATA, message(ANSWER)[3:] + message(THIRD), stream=1)
+              + frame(DATA, message(THIRD), stream=1))
+    reader, at, taken = FrameReader(), 0, []
     for cut in cuts:
         reader.read(stream[at:at + cut])
+        taken += reader.take()
         at += cut
     reader.read(stream[at:])
-    assert reader.take() == PICKED
+    assert taken + reader.take() == PICKED
 
 
-# (case, what the bot sends after its hello and answer on stream 1; the messages picked
-# out: a bot that strays loses only the head start, gRPC reads the rest)
+THIRD_DATA = frame(DATA, message(THIRD), stream=1)
+# (case, what the bot sends after its hello and answer on stream 1, then a third message
+# and a fourth; the messages picked out: a bot that strays from the plain path loses only
+# the head start, gRPC reads the rest, or refuses what the reader must not pick out)
 STRAYS = [
-    ("a second stream", frame(HEADERS, b"h", 0x4, 3) + frame(DATA, message(THIRD), stream=1),
-     2),
+    ("a second stream", frame(HEADERS, b"h", END_HEADERS, 3) + THIRD_DATA, 2),
     ("a compressed message", frame(DATA, message(THIRD, 1) + message(THIRD), stream=1), 2),
     ("a message past the limit", frame(DATA, message(b"x" * (16 * 1024 + 1)), stream=1), 2),
     ("a frame past the limit", frame(DATA, bytes(16 * 1024 + 1), stream=1), 2),
-    ("padding longer than the frame", frame(DATA, bytes([9]) + bytes(5), PADDED, 1), 2),
-    ("the stream's end", frame(DATA, message(THIRD), END_STREAM, 1)
-     + frame(DATA, message(THIRD), stream=1), 3),
-    ("the stream reset", frame(RST_STREAM, bytes(4), stream=1)
-     + frame(DATA, message(THIRD), stream=1), 2),
-    ("the connection going away", frame(GOAWAY, bytes(8))
-     + frame(DATA, message(THIRD), stream=1), 2),
-    ("trailers on the stream", frame(HEADERS, b"t", END_STREAM | 0x4, 1)
-     + frame(DATA, message(THIRD), stream=1), 2),
-    # Not strays: gRPC's business, the stream's messages still picked out.
-    ("data on a stream never opened", frame(DATA, message(b"?"), stream=5)
-     + frame(DATA, message(THIRD), stream=1), 4),
-    ("another stream reset", frame(RST_STREAM, bytes(4), stream=7)
-     + frame(DATA, message(THIRD), stream=1), 4),
+    ("a padded frame (gRPC refuses it)", frame(DATA, bytes([2]) + message(THIRD) + bytes(2),
+                                               PADDED, 1), 2),
+    ("the stream's end", frame(DATA, message(THIRD), END_STREAM, 1), 2),
+    ("the stream reset", frame(RST_STREAM, bytes(4), stream=1) + THIRD_DATA, 2),
+    ("another stream reset", frame(RST_STREAM, bytes(4), stream=7) + THIRD_DATA, 2),
+    ("the connection going away", frame(GOAWAY, bytes(8)) + THIRD_DATA, 2),
+    ("trailers on the stream", frame(HEADERS, b"t", END_STREAM | END_HEADERS, 1)
+     + THIRD_DATA, 2),
+    ("a priority frame", frame(PRIORITY, bytes(5), stream=1) + THIRD_DATA, 2),
+    ("a push promise", frame(PUSH_PROMISE, bytes(8), END_HEADERS, 1) + THIRD_DATA, 2),
+    ("a frame of an unknown type", frame(0xA, bytes(3)) + THIRD_DATA, 2),
+    ("a continuation with no header block", frame(CONTINUATION, b"h", END_HEADERS, 1)
+     + THIRD_DATA, 2),
+    ("data on a stream never opened", frame(DATA, message(b"?"), stream=5) + THIRD_DATA, 2),
+    ("data on stream 0", frame(DATA, message(b"?")) + THIRD_DATA, 2),
+    ("a SETTINGS frame of 5 bytes (found by attack)", frame(SETTINGS, bytes(5)) + THIRD_DATA,
+     2),
+    ("a SETTINGS acknowledgement with a payload", frame(SETTINGS, bytes(6), ACK)
+     + THIRD_DATA, 2),
+    ("SETTINGS on a stream", frame(SETTINGS, stream=1) + THIRD_DATA, 2),
+    ("push enabled as 2", frame(SETTINGS, bytes([0, 2, 0, 0, 0, 2])) + THIRD_DATA, 2),
+    ("a frame size under the least", frame(SETTINGS, bytes([0, 5, 0, 0, 0x10, 0]))
+     + THIRD_DATA, 2),
+    ("a window of 2 GiB", frame(SETTINGS, bytes([0, 4, 0x7F, 0xFF, 0xFF, 0xFF]))
+     + THIRD_DATA, 2),
+    ("two SETTINGS between messages", frame(SETTINGS) * 2 + THIRD_DATA, 2),
+    ("a PING of 7 bytes", frame(PING, bytes(7)) + THIRD_DATA, 2),
+    ("a PING on a stream", frame(PING, bytes(8), stream=1) + THIRD_DATA, 2),
+    ("two PINGs between messages (gRPC's ping strikes)", frame(PING, bytes(8)) * 2
+     + THIRD_DATA, 2),
+    ("a window update of 0", frame(WINDOW_UPDATE, bytes(4), stream=1) + THIRD_DATA, 2),
+    ("a window update of 3 bytes", frame(WINDOW_UPDATE, bytes(3)) + THIRD_DATA, 2),
+    ("a window update on another stream", frame(WINDOW_UPDATE, bytes([0, 0, 0, 1]), stream=3)
+     + THIRD_DATA, 2),
+    ("window updates past the most", frame(WINDOW_UPDATE, bytes([0x20, 0, 0, 1]))
+     + THIRD_DATA, 2),
 ]
 
 
@@ -167,9 +207,40 @@ STRAYS = [
 def test_a_bot_that_strays_from_the_plain_path_has_nothing_more_picked_out(
         case: str, after: bytes, count: int) -> None:
     stream = (OPENING + frame(DATA, message(HELLO) + message(ANSWER), stream=1) + after
-              + frame(DATA, message(THIRD), stream=1))
+              + THIRD_DATA)
     for size in (None, 1, 7):
-        assert picked(stream, size)[1] == [*PICKED, (4, THIRD)][:count], (case, size)
+        assert picked(stream, size)[1] == PICKED[:count], (case, size)
+    plain = picked(OPENING + frame(DATA, message(HELLO) + message(ANSWER), stream=1)
+                   + THIRD_DATA * 2)[1]
+    assert plain == PICKED, "the same with nothing astray"
+
+
+def test_the_picking_stops_at_the_end_of_the_streams_first_window() -> None:
+    """gRPC's server grants its window back as it reads, which the reader does not follow:
+    it stops where a client could not go without those grants."""
+    reader, number = FrameReader(), 1
+    reader.read(OPENING + frame(DATA, message(HELLO), stream=1))
+    taken, sent = reader.take(), len(message(HELLO))
+    big = message(b"b" * 16_000)
+    while sent + len(big) <= 65_535:
+        reader.read(frame(DATA, big, stream=1))
+        taken += reader.take()
+        sent += len(big)
+        number += 1
+    assert [n for n, _ in taken] == list(range(1, number + 1)) and number == 5
+    reader.read(frame(DATA, big, stream=1))
+    assert reader.take() == [] and not reader.picking
+
+
+def test_a_bot_far_ahead_of_the_referee_has_nothing_more_picked_out() -> None:
+    """Found by attack: 49,000 empty messages in 245 KB (within the budget) made the reader
+    pick out each one. A bot is asked one thing at a time: more than a few messages in one
+    read end the picking."""
+    stream = OPENING + frame(DATA, message(HELLO) + message(b"") * 3_000, stream=1)
+    reader = FrameReader()
+    reader.read(stream)
+    assert reader.take() == [(1, HELLO), (2, b""), (3, b""), (4, b"")]
+    assert not reader.picking
 
 
 def test_frames_are_counted_however_the_bytes_are_cut() -> None:
