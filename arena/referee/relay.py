@@ -64,9 +64,13 @@ WINDOW_GRANTS_MOST = 1 << 29
 """WINDOW_UPDATE increments in all, at most (far from overflowing gRPC's send windows)."""
 READY_MOST = 4
 """Messages picked out and not taken, at most (a bot answers one request at a time)."""
-_SETTING_RANGES = {0x2: (0, 1), 0x4: (0, 1 << 30), 0x5: (1 << 14, (1 << 24) - 1)}
-"""Values a client's SETTINGS may carry (ENABLE_PUSH, INITIAL_WINDOW_SIZE, MAX_FRAME_SIZE):
-RFC 9113 6.5.2, the window kept well under its overflow."""
+_ANY = (0, (1 << 32) - 1)
+_SETTING_RANGES = {0x1: _ANY, 0x2: (0, 1), 0x3: _ANY, 0x4: (0, 1 << 30),
+                   0x5: (1 << 14, (1 << 24) - 1), 0x6: _ANY, 0x8: (0, 1),
+                   0xFE03: (0, 1), 0xFE04: _ANY, 0xFE05: (0, 1)}
+"""The SETTINGS a client may send, and their values: RFC 9113 6.5.2 (the window kept well
+under its overflow), RFC 8441, and gRPC's own (found by re-attack: 0xFE03 or 0xFE05 above 1
+is a connection error to gRPC). Any other identifier ends the picking."""
 
 
 class FrameReader:
@@ -85,8 +89,9 @@ class FrameReader:
     frame, or in a padded one, was picked out where gRPC refused it): while the bot keeps
     to the plain path every gRPC library takes, one stream opened by one header block,
     its messages uncompressed in DATA frames without flags and within the stream's first
-    window, SETTINGS, PINGs and WINDOW_UPDATEs well-formed and not more than one of each
-    (not acknowledgements) between two messages, as gRPC's ping policy and flow control
+    window, SETTINGS (of known identifiers and values), PINGs and WINDOW_UPDATEs
+    well-formed, one SETTINGS acknowledgement, and not more than one SETTINGS between two
+    messages and one PING between two requests, as gRPC's ping policy and flow control
     allow. Anything else ends the picking for good, and gRPC's reading is then the only
     one the match goes by: a bot that strays loses its head start, nothing more. Bytes that
     are not HTTP/2 count as frames all the same (gRPC ends such a connection)."""
@@ -114,10 +119,14 @@ class FrameReader:
         time is not copied over and over)."""
         self.window = STREAM_WINDOW
         """DATA the stream may still carry."""
-        self.granted = 0
+        self.increments = 0
         """WINDOW_UPDATE increments so far."""
-        self.since_message = [0, 0]
-        """SETTINGS and PINGs (not acknowledgements) since the stream's last message."""
+        self.settings = 0
+        """SETTINGS (not acknowledgements) since the stream's last message."""
+        self.acks = 0
+        """SETTINGS acknowledgements (gRPC's server sends its SETTINGS once)."""
+        self.pings = 0
+        """PINGs (not acknowledgements) since the last request (``granted``)."""
         self.message = b""
         """The start of the stream's next message, not complete yet."""
         self.messages = 0
@@ -182,14 +191,18 @@ class FrameReader:
         elif kind == SETTINGS:
             if stream or length % 6 or (flags & ACK and length):
                 return self._stray()
+            self.acks += bool(flags & ACK)
+            self.settings += not flags & ACK
+            if self.acks > 1 or self.settings > 1:  # found by re-attack: a second ACK is a
+                return self._stray()  # connection error to gRPC
             if flags & ACK:
                 return None
-            self._count_since_message(0)
         elif kind == PING:
             if stream or length != 8:
                 return self._stray()
-            if not flags & ACK:
-                self._count_since_message(1)
+            self.pings += not flags & ACK
+            if self.pings > 1:
+                return self._stray()
             return None
         elif kind == WINDOW_UPDATE:
             if stream not in (0, self.stream) or length != 4:
@@ -202,10 +215,13 @@ class FrameReader:
                 self._gathered()
         return None
 
-    def _count_since_message(self, which: int) -> None:
-        self.since_message[which] += 1
-        if self.since_message[which] > 1:
-            self._stray()
+    def granted(self) -> None:
+        """A request went to the bot. gRPC's server forgives a client's PINGs each time it
+        writes (its ping strikes: a fourth PING between two writes ends the connection);
+        one PING between two requests keeps well within that, however the bytes meet
+        (found by re-attack: counted between the bot's messages, four PINGs before as
+        many answers in one write went through)."""
+        self.pings = 0
 
     def _gathered(self) -> None:
         """The payload of the frame looked into is all read."""
@@ -215,13 +231,13 @@ class FrameReader:
         elif self.kind == SETTINGS:
             for at in range(0, len(payload), 6):
                 low, high = _SETTING_RANGES.get(int.from_bytes(payload[at:at + 2], "big"),
-                                                (0, 1 << 32))
+                                                (1, 0))
                 if not low <= int.from_bytes(payload[at + 2:at + 6], "big") <= high:
                     return self._stray()
         elif self.kind == WINDOW_UPDATE:
             increment = int.from_bytes(payload, "big") & 0x7FFF_FFFF
-            self.granted += increment
-            if not increment or self.granted > WINDOW_GRANTS_MOST:
+            self.increments += increment
+            if not increment or self.increments > WINDOW_GRANTS_MOST:
                 return self._stray()
         return None
 
@@ -237,16 +253,19 @@ class FrameReader:
                 return self._stray()
             self.messages += 1
             self.ready.append((self.messages, message[5:5 + length]))
-            self.since_message = [0, 0]
+            self.settings = 0
             message = message[5 + length:]
         self.message = message
         return None
 
     def _stray(self) -> None:
-        """Pick nothing more out: count only."""
+        """Pick nothing more out: count only. Nor what this read picked out before: a
+        frame that ends the connection makes gRPC drop the messages it holds unread (found
+        by re-attack), and gRPC's reading brings whatever it does deliver."""
         self.picking = False
         self.gathered = None
         self.message = b""
+        self.ready.clear()
 
 
 class _Leg:
@@ -335,6 +354,7 @@ class SeatRelay:
         """A request went to the bot: it may answer."""
         balance = self.balance + GRANT_BYTES
         self.balance = BUDGET_BYTES if balance > BUDGET_BYTES else balance
+        self.frames.granted()
 
     def seated(self, on_message: Callable[[int, bytes], None] | None = None) -> None:
         """The bot said hello with its seat's one-time token: no other connection can ever
