@@ -999,8 +999,9 @@ class _MatchLoop:
 
     async def drive(self, task: asyncio.Task[Any] | None = None) -> None:
         """Play on until a bot must answer, sending each request on the way; an error ends
-        the match (``done``). Run by the stream reader that received the answer, so a
-        decision costs no hand-off between tasks; one task at a time (``busy``): what
+        the match (``done``). Run in a task of its own when the seat's relay hands the
+        answer on as it passes (``_picked``), or by the stream reader that received it from
+        gRPC; one task at a time (``busy``): what
         arrives meanwhile waits in the inboxes, and the timer only marks its decision
         expired, both seen by ``_advance`` once the write in progress is done."""
         done = self.done
