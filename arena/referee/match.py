@@ -345,7 +345,11 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
         connection.relay = referee.relays.get(seat)
         referee.attach(seat, connection)
         if connection.relay is not None:
-            connection.relay.seated(functools.partial(_picked, referee, seat, connection))
+            # Not on a call with a deadline (grpc-timeout): gRPC cancels it at the deadline
+            # and drops what it has not read, which the relay may have picked out already
+            # (found by re-attack: an answer sent at the deadline was applied).
+            connection.relay.seated(None if context.time_remaining() is not None else
+                                    functools.partial(_picked, referee, seat, connection))
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
         inbox = connection.inbox

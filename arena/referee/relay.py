@@ -92,9 +92,11 @@ class FrameReader:
     window, SETTINGS (of known identifiers and values), PINGs and WINDOW_UPDATEs
     well-formed, one SETTINGS acknowledgement, and not more than one SETTINGS between two
     messages and one PING between two requests, as gRPC's ping policy and flow control
-    allow. Anything else ends the picking for good, and gRPC's reading is then the only
-    one the match goes by: a bot that strays loses its head start, nothing more. Bytes that
-    are not HTTP/2 count as frames all the same (gRPC ends such a connection)."""
+    allow (and the match hands it nothing to pick for on a call with a deadline, which gRPC
+    may cancel with an answer unread). Anything else ends the picking for good, and
+    gRPC's reading is then the only one the match goes by: a bot that strays loses its
+    head start, nothing more. Bytes that are not HTTP/2 count as frames all the same
+    (gRPC ends such a connection)."""
 
     def __init__(self, message_most: int = 16 * 1024) -> None:
         self.message_most = message_most

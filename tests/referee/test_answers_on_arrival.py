@@ -23,9 +23,10 @@ SHORT = RuleOptions(target_score=150)
 PATIENT = Limits(decision_deadline=2.0, time_bank=10.0, hello_timeout=3.0)
 
 
-# (the first bot, how many of its answers the relay hands on first: all, or only the two
-# before it strays at its third)
-CASES = [("legal", "all"), ("gzip-padded", 2), ("second-stream", 2)]
+# (the first bot, how many of its answers the relay hands on first: all, only the two
+# before it strays at its third, or none on a call with a deadline, which gRPC may cancel
+# with an answer unread)
+CASES = [("legal", "all"), ("gzip-padded", 2), ("second-stream", 2), ("deadline", 0)]
 
 
 @pytest.mark.parametrize(("mode", "picked"), CASES, ids=[c[0] for c in CASES])

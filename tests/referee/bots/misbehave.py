@@ -14,7 +14,8 @@ connection on which it sends 50,000 HTTP/2 PINGs (reading the replies slowly), t
 kept small, fills and the referee's writes stall) while it goes on answering blind;
 ``gzip-padded`` compresses its messages (gzip, on its channel) and pads its third answer,
 which gRPC then sends compressed; ``second-stream`` opens a second stream on its
-connection before its third answer; ``legal`` never misbehaves.
+connection before its third answer; ``deadline`` plays on a call with a deadline (ten
+minutes); ``legal`` never misbehaves.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def main() -> None:
         for _ in range(10_000):
             bot.send(junk)
     with contextlib.suppress(grpc.RpcError):  # cut off by the referee (flood)
-        play(bot)
+        play(bot, bot.responses(timeout=600) if MODE == "deadline" else None)
     bot.close()
 
 

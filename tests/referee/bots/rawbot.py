@@ -39,8 +39,9 @@ class RawBot:
         self.send(pb.PlayRequest(decision=pb.Decision(request_id=request_id,
                                                       action_index=index)))
 
-    def responses(self) -> Iterator[pb.PlayResponse]:
-        return iter(self._play()(self._outgoing()))
+    def responses(self, timeout: float | None = None) -> Iterator[pb.PlayResponse]:
+        """The stream, opened (with a deadline of ``timeout`` seconds if given)."""
+        return iter(self._play()(self._outgoing(), timeout=timeout))
 
     def another_stream(self) -> None:
         """A second stream on the same connection, saying hello again (never read)."""
