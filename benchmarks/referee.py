@@ -163,19 +163,28 @@ class _PlayCPU:
     """The CPU seconds of the referee's event-loop thread from its first decision to the
     match's end (start-up and hand-shakes excluded), and the seconds spent between an
     answer's arrival and the next request's sending (``_MatchLoop._advance``: the rules,
-    the request's bytes, the bookkeeping; what a bot waits for), read by wrapping the
-    match loop."""
+    the request's bytes, the bookkeeping; what a bot waits for), and the answers the match
+    took from the seats' relays as they passed (``_picked``), read by wrapping the match
+    loop."""
 
     def __init__(self) -> None:
         self.started: float | None = None
         self.seconds = 0.0
         self.advancing = 0.0
+        self.picked = 0
 
     def __enter__(self) -> _PlayCPU:
         loop_class = referee_module._MatchLoop
         self.saved = loop_class.drive_soon, loop_class._finish, loop_class._advance
+        self.saved_picked = hand_on = referee_module._picked
         drive_soon, finish, advance = self.saved
         marks = self
+
+        def counted(referee: Any, seat: int, connection: Any, number: int, data: bytes
+                    ) -> None:
+            before = connection.taken
+            hand_on(referee, seat, connection, number, data)
+            marks.picked += connection.taken != before
 
         def timed_advance(loop: Any) -> Any:
             started = time.perf_counter()
@@ -196,18 +205,21 @@ class _PlayCPU:
 
         loop_class.drive_soon, loop_class._finish = first_drive, finished  # type: ignore[method-assign,assignment]
         loop_class._advance = timed_advance  # type: ignore[method-assign,assignment]
+        referee_module._picked = counted
         return self
 
     def __exit__(self, *_: object) -> None:
         loop_class = referee_module._MatchLoop
         loop_class.drive_soon, loop_class._finish, loop_class._advance = self.saved  # type: ignore[method-assign]
+        referee_module._picked = self.saved_picked
 
 
 def referee_match(seed: int, logs: Path
-                  ) -> tuple[float, float, int, list[pb.PlayResponse], float, float]:
+                  ) -> tuple[float, float, int, list[pb.PlayResponse], float, float, float]:
     """(seconds per decision, seconds per match, decisions, the requests sent, CPU seconds
     of the referee's event-loop thread per decision in play, seconds per decision from an
-    answer's arrival to the next request's sending)."""
+    answer's arrival to the next request's sending, the share of the answers taken from the
+    seats' relays as they passed)."""
     log = logs / f"match-{seed}.jsonl.gz"
     with _PlayCPU() as cpu:
         outcome = _play(seed, logs, log)
@@ -224,7 +236,8 @@ def referee_match(seed: int, logs: Path
                 len(requests), match.observation(seat), match.legal_actions(), 1000, 10000)))
             match.apply(record["action"])
     return (outcome.play_seconds / outcome.decisions, outcome.seconds, outcome.decisions,
-            requests, cpu.seconds / outcome.decisions, cpu.advancing / outcome.decisions)
+            requests, cpu.seconds / outcome.decisions, cpu.advancing / outcome.decisions,
+            cpu.picked / outcome.decisions)
 
 
 def unlogged_match(seed: int, logs: Path) -> float:
@@ -423,8 +436,8 @@ def measure(matches: int, logs: Path) -> None:
     rows = []
     for index in range(matches):
         seed = 100 + index
-        per_decision, per_match, decisions, requests, referee_cpu, answer_to_request = (
-            referee_match(seed, logs))
+        (per_decision, per_match, decisions, requests, referee_cpu, answer_to_request,
+         picked) = referee_match(seed, logs)
         unlogged = unlogged_match(seed, logs)
         streamed = streamed_match(seed, logs)
         transport = eventloop.run(ping_pong(requests))
@@ -438,7 +451,7 @@ def measure(matches: int, logs: Path) -> None:
         wire = wire_side(seed, decisions)
         rows.append((per_decision, per_match, decisions, transport, engine, bot, alternating,
                      working, writing, unseen, own, wire, referee_cpu, working_cpu, unlogged,
-                     answer_to_request, streamed))
+                     answer_to_request, streamed, picked))
         print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
               f"/decision, two clients doing the bots' work {working * 1e6:.0f} us, ratio "
               f"{per_decision / working:.2f}; bare ping-pong {transport * 1e6:.0f} us; "
@@ -488,6 +501,9 @@ def measure(matches: int, logs: Path) -> None:
     print(f"    in the match's rhythm, from an answer's arrival to the next request's sending"
           f" {waited * 1e6:5.0f} us   (the rules, the request's bytes, bookkeeping: what "
           f"the bots wait for; alone, {waited / working:.2f} of the working ping-pong)")
+    picked = statistics.median(r[17] for r in rows)
+    print(f"    answers taken from the seats' relays as they passed  {picked:.0%}   (the rest "
+          "read by gRPC, which hands on a copy of each: arena/referee/relay.py)")
     referee_cpu = statistics.median(r[12] for r in rows)
     working_cpu = statistics.median(r[13] for r in rows)
     print(f"    CPU of the event loop's thread in play, the referee {referee_cpu * 1e6:5.0f} us,"
