@@ -11,7 +11,6 @@ timers, signal handlers) behaves the same on both; the whole suite runs on uvloo
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -22,5 +21,4 @@ T = TypeVar("T")
 
 def run(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` on a new uvloop loop (closed after, as ``asyncio.run``'s)."""
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(main)
+    return uvloop.run(main)

@@ -321,6 +321,8 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
         finally:
             with contextlib.suppress(ValueError):
                 waiting.remove(me)  # type: ignore[arg-type]
+        if first is not grpc.aio.EOF:
+            first = _deserialize(first)
         if first is grpc.aio.EOF or not first.HasField("hello"):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message must be hello")
             return
@@ -357,13 +359,14 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
         number = 1  # the hello's
         try:
             while True:
-                message = await context.read()
-                if message is grpc.aio.EOF:
+                data = await context.read()
+                if data is grpc.aio.EOF:
                     break
                 number += 1
                 if number <= connection.taken:
-                    continue  # the relay handed it on already
+                    continue  # the relay handed it on already: not parsed again
                 connection.taken = number
+                message = _deserialize(data)
                 if not inbox.admit(time.perf_counter(), message, message.ByteSize()):
                     flooded = True
                     break
@@ -619,10 +622,10 @@ async def _server(referee: _Referee, seat: int | None, address: str,
     ])
     # The generated registration, with a serializer that also passes bytes through: a
     # decision request is serialized once, by the match loop, and the same bytes are sent
-    # and logged (the seat's view "exactly as on the wire").
+    # and logged (the seat's view "exactly as on the wire"). What a bot sends comes as
+    # bytes, parsed by ``Play`` unless the relay already handed that message on.
     handlers = {"Play": grpc.stream_stream_rpc_method_handler(
-        _Servicer(referee, seat, folder).Play, request_deserializer=_deserialize,
-        response_serializer=_serialize)}
+        _Servicer(referee, seat, folder).Play, response_serializer=_serialize)}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
         "uno_arena.v1.RefereeService", handlers),))
     server.add_registered_method_handlers("uno_arena.v1.RefereeService", handlers)

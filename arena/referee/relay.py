@@ -174,43 +174,43 @@ class FrameReader:
         kind, flags, length = header[3], header[4], self.payload
         stream = int.from_bytes(header[5:9], "big") & 0x7FFF_FFFF
         if length > FRAME_PAYLOAD_MOST:
-            return self._stray()
+            return self.stop()
         if self.continued:  # the header block goes on: nothing else may come between
             if kind != CONTINUATION or stream != self.stream:
-                return self._stray()
+                return self.stop()
             self.continued = not flags & END_HEADERS
             return None
         if kind == DATA:
             self.window -= length
             if stream != self.stream or not stream or flags or self.window < 0:
-                return self._stray()
+                return self.stop()
         elif kind == HEADERS:
             # The stream's one header block (its flags only END_HEADERS), on a client's id.
             if self.stream or not stream % 2 or flags & ~END_HEADERS:
-                return self._stray()
+                return self.stop()
             self.stream, self.continued = stream, not flags & END_HEADERS
             return None
         elif kind == SETTINGS:
             if stream or length % 6 or (flags & ACK and length):
-                return self._stray()
+                return self.stop()
             self.acks += bool(flags & ACK)
             self.settings += not flags & ACK
             if self.acks > 1 or self.settings > 1:  # found by re-attack: a second ACK is a
-                return self._stray()  # connection error to gRPC
+                return self.stop()  # connection error to gRPC
             if flags & ACK:
                 return None
         elif kind == PING:
             if stream or length != 8:
-                return self._stray()
+                return self.stop()
             self.pings += not flags & ACK
             if self.pings > 1:
-                return self._stray()
+                return self.stop()
             return None
         elif kind == WINDOW_UPDATE:
             if stream not in (0, self.stream) or length != 4:
-                return self._stray()
+                return self.stop()
         else:
-            return self._stray()
+            return self.stop()
         if self.picking:
             self.kind, self.gathered = kind, bytearray()
             if not length:
@@ -235,12 +235,12 @@ class FrameReader:
                 low, high = _SETTING_RANGES.get(int.from_bytes(payload[at:at + 2], "big"),
                                                 (1, 0))
                 if not low <= int.from_bytes(payload[at + 2:at + 6], "big") <= high:
-                    return self._stray()
+                    return self.stop()
         elif self.kind == WINDOW_UPDATE:
             increment = int.from_bytes(payload, "big") & 0x7FFF_FFFF
             self.increments += increment
             if not increment or self.increments > WINDOW_GRANTS_MOST:
-                return self._stray()
+                return self.stop()
         return None
 
     def _data(self, data: bytes) -> None:
@@ -248,11 +248,11 @@ class FrameReader:
         while len(message) >= 5:
             length = int.from_bytes(message[1:5], "big")
             if message[0] or length > self.message_most:  # compressed, or too long
-                return self._stray()
+                return self.stop()
             if len(message) < 5 + length:
                 break
             if len(self.ready) >= READY_MOST:  # far ahead of the referee
-                return self._stray()
+                return self.stop()
             self.messages += 1
             self.ready.append((self.messages, message[5:5 + length]))
             self.settings = 0
@@ -260,7 +260,7 @@ class FrameReader:
         self.message = message
         return None
 
-    def _stray(self) -> None:
+    def stop(self) -> None:
         """Pick nothing more out: count only. Nor what this read picked out before: a
         frame that ends the connection makes gRPC drop the messages it holds unread (found
         by re-attack), and gRPC's reading brings whatever it does deliver."""
@@ -369,6 +369,8 @@ class SeatRelay:
         # Which connection the hello came by is gRPC's to know: after a bot reconnected,
         # the one relayed now may not be it. Then nothing is picked out (found by review).
         self.on_message = on_message if self.connections == 1 else None
+        if self.on_message is None:
+            self.frames.stop()  # nobody to hand messages to: count only
 
     def _stop_listening(self) -> None:
         if self.listener.fileno() >= 0:

@@ -413,5 +413,6 @@ def test_nothing_is_picked_out_for_a_bot_that_reconnected_before_its_hello(
         _, writer = await _connect(path)
         up_reader, _ = await _upstream(upstream, 2)
         assert await _seat_and_answer(relay, writer, up_reader) == []
+        assert not relay.frames.picking, "nothing to hand on: the reader only counts"
 
     eventloop.run(_with_relay(tmp_path, body))
