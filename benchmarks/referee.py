@@ -181,10 +181,10 @@ class _PlayCPU:
         marks = self
 
         def counted(referee: Any, seat: int, connection: Any, number: int, data: bytes
-                    ) -> None:
-            before = connection.taken
-            hand_on(referee, seat, connection, number, data)
-            marks.picked += connection.taken != before
+                    ) -> bool:
+            taken = hand_on(referee, seat, connection, number, data)
+            marks.picked += taken
+            return taken
 
         def timed_advance(loop: Any) -> Any:
             started = time.perf_counter()

@@ -266,6 +266,16 @@ class _Connection:
         5 us of a decision's path (a timer set and cancelled)."""
         if not self.alive:
             return False
+        relay = self.relay
+        if relay is not None:
+            if relay.writes_itself():  # the relay sends it: no hand-off to gRPC's threads
+                sent = relay.write(_serialize(message))
+                if sent is not True and (sent is False or not await sent):
+                    self.alive = False
+                    return False
+                return True
+            relay.to_grpc += 5 + (len(message) if isinstance(message, bytes)
+                                  else message.ByteSize())
         try:
             await self.context.write(message)
             return True
@@ -355,14 +365,17 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
         inbox = connection.inbox
+        relay = connection.relay
         flooded = False
-        number = 1  # the hello's
+        read = 1  # the hello
         try:
             while True:
                 data = await context.read()
                 if data is grpc.aio.EOF:
                     break
-                number += 1
+                read += 1
+                # Its number on the stream: the relay keeps from gRPC messages it handed on.
+                number = read + relay.kept if relay is not None else read
                 if number <= connection.taken:
                     continue  # the relay handed it on already: not parsed again
                 connection.taken = number
@@ -398,20 +411,22 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
 
 
 def _picked(referee: _Referee, seat: int, connection: _Connection, number: int,
-            data: bytes) -> None:
+            data: bytes) -> bool:
     """The seat's relay saw the bot send its stream's message ``number``: the match takes
     it now if it is the next one (gRPC's reading brings what the relay does not pick out,
-    and the copies of what it does), and plays on if it was waiting for it. A message that
-    would overflow the inbox is left to gRPC's reading, which cuts the bot off."""
+    and the copies of what it passes on), and plays on if it was waiting for it; whether
+    it took it. A message that would overflow the inbox is left to gRPC's reading, which
+    cuts the bot off."""
     if number != connection.taken + 1 or not connection.alive:
-        return
+        return False
     message = _deserialize(data)
     if not connection.inbox.admit(time.perf_counter(), message, message.ByteSize()):
-        return
+        return False
     connection.taken = number
     driver = referee.driver
     if driver is not None and driver.waiting_on == seat:
         driver.drive_soon()
+    return True
 
 
 class _Referee:

@@ -50,10 +50,18 @@ PREFACE_BYTES = 24
 """An HTTP/2 client's connection preface, which comes before its first frame."""
 
 
-DATA, HEADERS, SETTINGS, PING, WINDOW_UPDATE, CONTINUATION = 0x0, 0x1, 0x4, 0x6, 0x8, 0x9
+DATA, HEADERS, RST_STREAM, SETTINGS, PING, WINDOW_UPDATE, CONTINUATION = (
+    0x0, 0x1, 0x3, 0x4, 0x6, 0x8, 0x9)
 """The HTTP/2 frame types of the plain path (RFC 9113, section 6): any other (PRIORITY,
 RST_STREAM, PUSH_PROMISE, GOAWAY, unknown types) ends the picking."""
-END_HEADERS, ACK = 0x4, 0x1
+END_HEADERS, ACK, END_STREAM = 0x4, 0x1, 0x1
+INITIAL_WINDOW_SIZE = 0x4
+"""The SETTINGS identifier of a peer's initial stream window (RFC 9113, 6.5.2)."""
+DEFAULT_WINDOW = 65_535
+"""Every HTTP/2 window's size until SETTINGS or WINDOW_UPDATE say otherwise."""
+CREDIT_MOST = 16 * 1024
+"""The bytes of a bot's kept messages granted back at once, at most, when no message to it
+goes first (a grant rides along with the next one): far within the window it sends in."""
 FRAME_PAYLOAD_MOST = 16 * 1024
 """The largest frame a client may send gRPC's server (SETTINGS_MAX_FRAME_SIZE's default,
 which it keeps)."""
@@ -135,10 +143,33 @@ class FrameReader:
         """The stream's messages complete so far."""
         self.ready: list[tuple[int, bytes]] = []
         """Messages picked out and not taken yet (``take``), with their numbers."""
+        self.keeping = False
+        """Whether the stream's DATA frames whose messages are all picked out are kept from
+        gRPC (``SeatRelay.seated``): until the first that is not, for good."""
+        self.kept: list[tuple[int, int, int]] = []
+        """This read's frames gRPC need not see, whole in it: (start, end, the number of
+        the last message in it), 0 for a PING or WINDOW_UPDATE."""
+        self.whole = -1
+        """Where the current frame starts in this read, if all of it is in it; else -1."""
+        self.length = 0
+        """The current frame's payload length."""
+        self.frame_stream = 0
+        """The current frame's stream."""
+        self.granted_bytes = [0, 0]
+        """What the bot's WINDOW_UPDATEs granted, on the connection and on its stream, not
+        taken by the relay yet (``SeatRelay``: its own messages go in the same windows)."""
+        self.initial_window = DEFAULT_WINDOW
+        """The bot's SETTINGS_INITIAL_WINDOW_SIZE, which a change of shifts its stream's
+        window by the difference (RFC 9113, 6.9.2)."""
+        self.pinged: list[bytes] = []
+        """This read's PINGs (whole in it), which the relay may answer itself."""
+        self.reset = False
+        """Whether the bot reset its stream (RST_STREAM)."""
 
     def read(self, data: bytes) -> int:
         """Read ``data``; the frames whose header completes in it."""
         frames, at, size = 0, 0, len(data)
+        self.kept, self.pinged = [], []
         if self.preface:
             at = min(self.preface, size)
             self.preface -= at
@@ -152,6 +183,7 @@ class FrameReader:
                 if not self.payload and self.gathered is not None:
                     self._gathered()
                 continue
+            start = -1 if self.header else at
             piece = data[at:at + 9 - len(self.header)]
             at += len(piece)
             header = self.header + piece
@@ -160,9 +192,9 @@ class FrameReader:
                 break
             self.header = b""
             self.payload = int.from_bytes(header[:3], "big")
+            self.whole = start if start >= 0 and at + self.payload <= size else -1
             frames += 1
-            if self.picking:
-                self._frame(header)
+            self._frame(header)
         return frames
 
     def take(self) -> list[tuple[int, bytes]]:
@@ -172,50 +204,65 @@ class FrameReader:
 
     def _frame(self, header: bytes) -> None:
         kind, flags, length = header[3], header[4], self.payload
-        stream = int.from_bytes(header[5:9], "big") & 0x7FFF_FFFF
-        if length > FRAME_PAYLOAD_MOST:
-            return self.stop()
-        if self.continued:  # the header block goes on: nothing else may come between
-            if kind != CONTINUATION or stream != self.stream:
-                return self.stop()
-            self.continued = not flags & END_HEADERS
-            return None
+        stream = self.frame_stream = int.from_bytes(header[5:9], "big") & 0x7FFF_FFFF
+        self.length = length
+        if self.picking and not self._plain(kind, flags, length, stream):
+            self.stop()
+        # What the relay follows whether or not it picks: the flow control its own messages
+        # share with gRPC's, the PINGs it may answer, the stream's end.
         if kind == DATA:
-            self.window -= length
-            if stream != self.stream or not stream or flags or self.window < 0:
-                return self.stop()
-        elif kind == HEADERS:
-            # The stream's one header block (its flags only END_HEADERS), on a client's id.
-            if self.stream or not stream % 2 or flags & ~END_HEADERS:
-                return self.stop()
-            self.stream, self.continued = stream, not flags & END_HEADERS
-            return None
+            gather = self.picking
+            if not gather and self.keeping and stream == self.stream:
+                self.keeping = False  # a DATA frame passed on: gRPC counts its messages
         elif kind == SETTINGS:
-            if stream or length % 6 or (flags & ACK and length):
-                return self.stop()
-            self.acks += bool(flags & ACK)
-            self.settings += not flags & ACK
-            if self.acks > 1 or self.settings > 1:  # found by re-attack: a second ACK is a
-                return self.stop()  # connection error to gRPC
-            if flags & ACK:
-                return None
-        elif kind == PING:
-            if stream or length != 8:
-                return self.stop()
-            self.pings += not flags & ACK
-            if self.pings > 1:
-                return self.stop()
-            return None
+            gather = not flags & ACK and not stream and 0 < length <= FRAME_PAYLOAD_MOST
         elif kind == WINDOW_UPDATE:
-            if stream not in (0, self.stream) or length != 4:
-                return self.stop()
+            gather = length == 4
+        elif kind == PING:
+            gather = length == 8 and not flags & ACK and not stream and self.whole >= 0
         else:
-            return self.stop()
-        if self.picking:
+            if kind == RST_STREAM and stream and stream == self.stream:
+                self.reset = True
+            return None
+        if gather:
             self.kind, self.gathered = kind, bytearray()
             if not length:
                 self._gathered()
         return None
+
+    def _plain(self, kind: int, flags: int, length: int, stream: int) -> bool:
+        """Whether the frame keeps to the plain path (the class's docstring)."""
+        if length > FRAME_PAYLOAD_MOST:
+            return False
+        if self.continued:  # the header block goes on: nothing else may come between
+            if kind != CONTINUATION or stream != self.stream:
+                return False
+            self.continued = not flags & END_HEADERS
+            return True
+        if kind == DATA:
+            self.window -= length
+            return bool(stream == self.stream and stream and not flags and self.window >= 0)
+        if kind == HEADERS:
+            # The stream's one header block (its flags only END_HEADERS), on a client's id.
+            if self.stream or not stream % 2 or flags & ~END_HEADERS:
+                return False
+            self.stream, self.continued = stream, not flags & END_HEADERS
+            return True
+        if kind == SETTINGS:
+            if stream or length % 6 or (flags & ACK and length):
+                return False
+            self.acks += bool(flags & ACK)
+            self.settings += not flags & ACK
+            # found by re-attack: a second ACK is a connection error to gRPC
+            return self.acks <= 1 and self.settings <= 1
+        if kind == PING:
+            if stream or length != 8:
+                return False
+            self.pings += not flags & ACK
+            return self.pings <= 1
+        if kind == WINDOW_UPDATE:
+            return stream in (0, self.stream) and length == 4
+        return False
 
     def granted(self) -> None:
         """A request went to the bot. gRPC's server forgives a client's PINGs each time it
@@ -228,19 +275,40 @@ class FrameReader:
     def _gathered(self) -> None:
         """The payload of the frame looked into is all read."""
         payload, self.gathered = bytes(self.gathered or b""), None
-        if self.kind == DATA:
+        kind, whole = self.kind, self.whole
+        if kind == DATA:
+            clean, before = not self.message, self.messages
             self._data(payload)
-        elif self.kind == SETTINGS:
-            for at in range(0, len(payload), 6):
-                low, high = _SETTING_RANGES.get(int.from_bytes(payload[at:at + 2], "big"),
-                                                (1, 0))
-                if not low <= int.from_bytes(payload[at + 2:at + 6], "big") <= high:
-                    return self.stop()
-        elif self.kind == WINDOW_UPDATE:
+            if self.keeping:
+                if self.picking and whole >= 0 and clean and not self.message \
+                        and self.messages > before:
+                    self.kept.append((whole, whole + 9 + len(payload), self.messages))
+                else:
+                    self.keeping = False
+        elif kind == SETTINGS:
+            for at in range(0, len(payload) - 5, 6):
+                identifier = int.from_bytes(payload[at:at + 2], "big")
+                value = int.from_bytes(payload[at + 2:at + 6], "big")
+                low, high = _SETTING_RANGES.get(identifier, (1, 0))
+                if self.picking and not low <= value <= high:
+                    self.stop()
+                if identifier == INITIAL_WINDOW_SIZE:
+                    self.granted_bytes[1] += value - self.initial_window
+                    self.initial_window = value
+        elif kind == WINDOW_UPDATE:
             increment = int.from_bytes(payload, "big") & 0x7FFF_FFFF
-            self.increments += increment
-            if not increment or self.increments > WINDOW_GRANTS_MOST:
-                return self.stop()
+            stream = self.frame_stream
+            if self.picking:
+                self.increments += increment
+                if not increment or self.increments > WINDOW_GRANTS_MOST:
+                    self.stop()
+            if stream == 0 or (stream and stream == self.stream):
+                self.granted_bytes[stream != 0] += increment
+                if whole >= 0:
+                    self.kept.append((whole, whole + 13, 0))
+        elif kind == PING:
+            self.pinged.append(payload)
+            self.kept.append((whole, whole + 17, 0))
         return None
 
     def _data(self, data: bytes) -> None:
@@ -260,25 +328,84 @@ class FrameReader:
         self.message = message
         return None
 
+    def not_taken(self, number: int) -> None:
+        """The match did not take message ``number``: gRPC must deliver it, and what comes
+        after it, so nothing from it on is kept from gRPC."""
+        self.keeping = False
+        self.kept = [each for each in self.kept if not each[2] or each[2] < number]
+
     def stop(self) -> None:
         """Pick nothing more out: count only. Nor what this read picked out before: a
         frame that ends the connection makes gRPC drop the messages it holds unread (found
-        by re-attack), and gRPC's reading brings whatever it does deliver."""
+        by re-attack), and gRPC's reading brings whatever it does deliver (so this read's
+        DATA frames are all passed on)."""
         self.picking = False
         self.gathered = None
         self.message = b""
         self.ready.clear()
+        self.keeping = False
+        self.kept = [each for each in self.kept if not each[2]]
+
+
+class _ServerFrames:
+    """Follows the frames gRPC's server sends the bot: where one ends (the relay puts its
+    own only between two), whether the stream's response has begun, and the DATA sent,
+    which spends the windows the relay's own messages share."""
+
+    def __init__(self) -> None:
+        self.header = b""
+        self.payload = 0
+        self.opened = False
+        """Whether gRPC sent the response's headers on the bot's stream."""
+        self.sent = 0
+        """DATA payload bytes sent on the connection."""
+        self.stream_sent = 0
+        """DATA payload bytes sent on the bot's stream."""
+
+    @property
+    def between(self) -> bool:
+        """Whether what was read so far ends where a frame does."""
+        return not self.header and not self.payload
+
+    def read(self, data: bytes, stream: int) -> None:
+        at, size = 0, len(data)
+        while at < size:
+            if self.payload:
+                step = min(self.payload, size - at)
+                self.payload -= step
+                at += step
+                continue
+            piece = data[at:at + 9 - len(self.header)]
+            at += len(piece)
+            header = self.header + piece
+            if len(header) < 9:
+                self.header = header
+                break
+            self.header = b""
+            length = self.payload = int.from_bytes(header[:3], "big")
+            on_stream = stream and int.from_bytes(header[5:9], "big") & 0x7FFF_FFFF == stream
+            if header[3] == DATA:
+                self.sent += length
+                if on_stream:
+                    self.stream_sent += length
+            elif header[3] == HEADERS and on_stream:
+                self.opened = True
+
+
+def _frame_header(length: int, kind: int, flags: int, stream: int) -> bytes:
+    return length.to_bytes(3, "big") + bytes((kind, flags)) + stream.to_bytes(4, "big")
 
 
 class _Leg:
     """One way of a relayed connection: what ``source`` sends, passed on to ``sink``. When
     the sink takes no more, the leg stops reading the source until it does (so a bot that
-    stops reading stalls the referee's writes in gRPC, where its deadline cuts them off)."""
+    stops reading stalls the referee's writes, where its deadline cuts them off)."""
 
     def __init__(self, relay: SeatRelay, source: socket.socket, sink: socket.socket,
-                 count: Callable[[bytes], bool] | None = None) -> None:
-        self.relay, self.source, self.sink, self.count = relay, source, sink, count
-        """``count`` is told each read; False ends the connection."""
+                 passing: Callable[[bytes], bytes | None]) -> None:
+        self.relay, self.source, self.sink, self.passing = relay, source, sink, passing
+        """``passing`` is told each read: what to pass on of it; None ends the
+        connection."""
         self.pending = b""
         """Read from the source, not taken by the sink yet."""
         self.done = False
@@ -301,12 +428,24 @@ class _Leg:
             if not self.pending:
                 relay.finish(self)
             return
-        if self.count is not None and not self.count(data):
+        passed = self.passing(data)
+        if passed is None or relay.legs is None:
             return
-        self.pending = relay.send(self.sink, self.pending + data if self.pending else data)
+        if passed:
+            self.put(passed)
+
+    def put(self, data: bytes) -> None:
+        """Pass ``data`` on, after what is pending."""
+        if self.pending:  # the sink is full: sent once it takes more (``writable``)
+            self.pending += data
+            return
+        relay = self.relay
+        self.pending = relay.send(self.sink, data)
         if self.pending and relay.legs is not None:
             relay.loop.remove_reader(self.source.fileno())
             relay.loop.add_writer(self.sink.fileno(), self.writable)
+        elif relay.sent is not None:
+            relay._check_sent()
 
     def writable(self) -> None:
         relay = self.relay
@@ -316,6 +455,8 @@ class _Leg:
         if self.pending or relay.legs is None:
             return
         relay.loop.remove_writer(self.sink.fileno())
+        if relay.sent is not None:
+            relay._check_sent()
         if self.done:
             relay.finish(self)
         else:
@@ -333,8 +474,9 @@ class SeatRelay:
         self.on_flood = on_flood
         self.message_most = message_most
         """The longest message the seat's gRPC server takes (``FrameReader``)."""
-        self.on_message: Callable[[int, bytes], None] | None = None
-        """Told each message the seated bot sends, as it passes (``FrameReader``)."""
+        self.on_message: Callable[[int, bytes], bool] | None = None
+        """Told each message the seated bot sends, as it passes (``FrameReader``): whether
+        the match took it."""
         self.balance = BUDGET_BYTES
         """Bytes the bot may still send (refilled by ``grant``)."""
         self.received = 0
@@ -350,7 +492,35 @@ class SeatRelay:
         """The connection relayed: the bot's way up, the server's way down."""
         self.frames = FrameReader(message_most)
         """The HTTP/2 frames of what the bot sends on its connection (new for each)."""
+        self._new_connection()
         loop.add_reader(self.listener.fileno(), self._accept)
+
+    def _new_connection(self) -> None:
+        """What the relay follows of one connection, from its start."""
+        self.server = _ServerFrames()
+        """The frames gRPC sends the bot."""
+        self.may_write = False
+        """Whether the relay may take over the referee's messages (``seated``)."""
+        self.writing = False
+        """Whether it has (``writes_itself``): for good, on this connection."""
+        self.to_grpc = 0
+        """Message bytes (their 5-byte prefixes included) gRPC was given to send."""
+        self.granted = [DEFAULT_WINDOW, DEFAULT_WINDOW]
+        """What the bot let be sent to it, in all: on the connection, on its stream."""
+        self.written = 0
+        """The DATA bytes the relay sent the bot itself."""
+        self.outgoing = bytearray()
+        """The referee's messages (prefixed) the bot's windows do not let through yet."""
+        self.own = b""
+        """The relay's frames waiting for the end of a frame of gRPC's."""
+        self.credit = 0
+        """DATA bytes of the messages kept from gRPC, not granted back to the bot yet."""
+        self.sent: asyncio.Future[bool] | None = None
+        """Told when the referee's messages are all in the bot's socket (``write``)."""
+        self.kept = 0
+        """The stream's messages kept from gRPC, its second to its ``kept + 1``-th (the
+        match took them from the relay): gRPC's n-th message is the stream's
+        ``n + kept``-th."""
 
     def grant(self) -> None:
         """A request went to the bot: it may answer."""
@@ -358,7 +528,7 @@ class SeatRelay:
         self.balance = BUDGET_BYTES if balance > BUDGET_BYTES else balance
         self.frames.granted()
 
-    def seated(self, on_message: Callable[[int, bytes], None] | None = None) -> None:
+    def seated(self, on_message: Callable[[int, bytes], bool] | None = None) -> None:
         """The bot said hello with its seat's one-time token: no other connection can ever
         serve the seat, so none is taken (found by re-attack: a bot that kept a handle on
         its socket's path reconnected 25,000 times during a match after its folder was
@@ -369,8 +539,89 @@ class SeatRelay:
         # Which connection the hello came by is gRPC's to know: after a bot reconnected,
         # the one relayed now may not be it. Then nothing is picked out (found by review).
         self.on_message = on_message if self.connections == 1 else None
+        frames = self.frames
         if self.on_message is None:
-            self.frames.stop()  # nobody to hand messages to: count only
+            frames.stop()  # nobody to hand messages to: count only
+            return
+        self.may_write = True
+        # Messages the match takes are kept from gRPC from now on, unless one besides the
+        # hello went by already (gRPC would count it after them).
+        frames.keeping = frames.picking and frames.messages == 1 and not frames.message
+
+    def writes_itself(self) -> bool:
+        """Whether the relay sends the referee's messages to the bot itself (``write``)
+        rather than gRPC: once gRPC has begun the stream's response and all it was given
+        went by, on a seated bot's one connection. For good: gRPC then never sends DATA
+        again, so the windows the bot grants are the relay's alone to spend."""
+        if not self.writing and self.may_write and self.legs is not None:
+            server = self.server
+            self.writing = server.opened and server.stream_sent == self.to_grpc
+        return self.writing
+
+    def write(self, message: bytes) -> asyncio.Future[bool] | bool:
+        """Send the bot a message on its stream as gRPC would (a DATA frame of the 5-byte
+        prefix and the message, as its windows allow): True once its socket took it all,
+        False when the stream is gone, else a future of either (a bot that stops reading
+        holds it, as it would hold gRPC's write, until the match gives up on it)."""
+        if self.legs is None or self.frames.reset:
+            return False
+        self.outgoing += b"\x00" + len(message).to_bytes(4, "big") + message
+        self._emit()
+        if self.legs is None:
+            return False
+        if not self.outgoing and not self.legs[1].pending:
+            return True
+        if self.sent is None or self.sent.done():
+            self.sent = self.loop.create_future()
+        return self.sent
+
+    def _check_sent(self) -> None:
+        legs = self.legs
+        if self.sent is not None and legs is not None and not self.outgoing and not self.own \
+                and not legs[1].pending:
+            self._all_sent(True)
+
+    def _all_sent(self, sent: bool) -> None:
+        """What the bot was written is all in its socket (True), or never will be."""
+        waiter, self.sent = self.sent, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(sent)
+
+    def _emit(self, own: bytes = b"") -> None:
+        """Send the bot ``own`` frames, the grants of the messages kept from gRPC, and what
+        the windows let through of the referee's messages, between two frames of gRPC's."""
+        parts = [own] if own else []
+        stream = self.frames.stream
+        credit = self.credit
+        if credit:
+            self.credit = 0
+            self.frames.window += credit  # the reader's view of the stream's window
+            grant = credit.to_bytes(4, "big")
+            parts.append(_frame_header(4, WINDOW_UPDATE, 0, 0) + grant
+                         + _frame_header(4, WINDOW_UPDATE, 0, stream) + grant)
+        outgoing = self.outgoing
+        if outgoing:
+            server, granted = self.server, self.granted
+            room = min(granted[0] - server.sent, granted[1] - server.stream_sent) - self.written
+            while outgoing and room > 0:
+                size = min(len(outgoing), room, FRAME_PAYLOAD_MOST)
+                parts.append(_frame_header(size, DATA, 0, stream) + bytes(outgoing[:size]))
+                del outgoing[:size]
+                self.written += size
+                room -= size
+        legs = self.legs
+        if legs is None:
+            return
+        # gRPC's own frames need not wait for the messages the windows hold back: its
+        # trailers, the only ones that must come after them, come once the match's last
+        # write is done.
+        if parts:
+            data = b"".join(parts)
+            if self.own or not self.server.between:
+                self.own += data
+            else:
+                legs[1].put(data)
+        self._check_sent()
 
     def _stop_listening(self) -> None:
         if self.listener.fileno() >= 0:
@@ -401,29 +652,72 @@ class SeatRelay:
             return
         bot.setblocking(False)
         self.frames = FrameReader(self.message_most)
+        self._new_connection()
         self.connections += 1
-        self.legs = (_Leg(self, bot, server, self._spend), _Leg(self, server, bot))
+        self.legs = (_Leg(self, bot, server, self._from_bot),
+                     _Leg(self, server, bot, self._from_server))
 
     def _listen_again(self) -> None:
         if self.listener.fileno() >= 0:
             self.loop.add_reader(self.listener.fileno(), self._accept)
 
-    def _spend(self, data: bytes) -> bool:
-        """Draw what the bot sent from its budget; past it, cut it off."""
+    def _from_bot(self, data: bytes) -> bytes | None:
+        """Draw what the bot sent from its budget (past it, cut it off: None); hand on its
+        messages; what to pass on to gRPC."""
         self.received += len(data)
         frames = self.frames
         self.balance -= len(data) + FRAME_COST * frames.read(data)
-        if self.balance >= 0:
-            if frames.ready:
-                on_message = self.on_message
-                for number, message in frames.take():
-                    if on_message is not None:
-                        on_message(number, message)
-            return True
-        self.flooded = True
-        self.end()
-        self.on_flood(self.received)
-        return False
+        if self.balance < 0:
+            self.flooded = True
+            self.end()
+            self.on_flood(self.received)
+            return None
+        if frames.ready:
+            on_message = self.on_message
+            for number, message in frames.take():
+                if on_message is None or not on_message(number, message):
+                    frames.not_taken(number)
+        granted = frames.granted_bytes
+        if granted[0] or granted[1]:
+            self.granted[0] += granted[0]
+            self.granted[1] += granted[1]
+            frames.granted_bytes = [0, 0]
+        if frames.kept:
+            data = self._keep(data, frames.kept)
+        if self.writing and (frames.pinged or self.credit >= CREDIT_MOST
+                             or (self.outgoing and (granted[0] or granted[1]))):
+            self._emit(b"".join(_frame_header(8, PING, ACK, 0) + payload
+                                for payload in frames.pinged))
+        return data
+
+    def _keep(self, data: bytes, kept: list[tuple[int, int, int]]) -> bytes:
+        """``data`` without the frames gRPC need not see: the DATA frames of the messages
+        the match took (their bytes granted back to the bot by the relay) and, once the
+        relay writes the referee's messages itself, the bot's WINDOW_UPDATEs (its own to
+        spend) and PINGs (which it answers: gRPC, no longer writing, would count them
+        against the bot, found by review)."""
+        pieces, at = [], 0
+        for start, end, number in kept:
+            if number:
+                self.kept = number - 1
+                self.credit += end - start - 9
+            elif not self.writing:
+                continue
+            pieces.append(data[at:start])
+            at = end
+        if not at:
+            return data
+        pieces.append(data[at:])
+        return b"".join(pieces)
+
+    def _from_server(self, data: bytes) -> bytes:
+        """What to pass on to the bot of what gRPC sent: all of it, and the relay's own
+        frames once one of gRPC's ends."""
+        server = self.server
+        server.read(data, self.frames.stream)
+        if self.own and server.between:
+            data, self.own = data + self.own, b""
+        return data
 
     def _hung_up(self, up: _Leg) -> bool:
         """Whether the bot closed this connection (what it sent before is passed on)."""
@@ -462,6 +756,9 @@ class SeatRelay:
         legs, self.legs = self.legs, None
         if legs is None:
             return
+        self.outgoing.clear()
+        self.own = b""
+        self._all_sent(False)
         for sock in (legs[0].source, legs[0].sink):
             if sock.fileno() >= 0:
                 self.loop.remove_reader(sock.fileno())
