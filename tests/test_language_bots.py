@@ -30,6 +30,7 @@ from arena.referee import match as match_module
 from arena.referee.faults import FaultKind
 from arena.referee.limits import Limits
 from arena.referee.match import InProcessSeat, MatchOutcome, MatchSpec, Seat, run_match
+from arena.referee.relay import SeatRelay
 from arena.rules.options import OFFICIAL
 from arena.sandbox import BotManifest, PlainLauncher, load_manifest
 from arena.sandbox.plain import resolve_command
@@ -139,19 +140,29 @@ def test_mixed_table_plays_without_faults(bots: dict[str, BotManifest], tmp_path
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Python, JavaScript, C++ and a bash stdio-json bot at one table, two matches. Each
     gRPC library keeps to the plain path (``arena.referee.relay.FrameReader``): every
-    answer is taken as it arrives at the seat's relay."""
+    answer is taken as it arrives at the seat's relay and kept from gRPC, and the relay
+    writes every request itself (``SeatRelay.writes_itself``), which each library reads."""
     names = ["strategist", "javascript", "cpp", "bash"]
     picked: dict[int, int] = {}
+    relays: list[tuple[bool, int, int]] = []
     hand_on = match_module._picked
+    end = SeatRelay.end
 
-    def counting(referee: Any, seat: int, connection: Any, number: int, data: bytes) -> None:
-        before = connection.taken
-        hand_on(referee, seat, connection, number, data)
-        picked[seat] = picked.get(seat, 0) + (connection.taken != before)
+    def counting(referee: Any, seat: int, connection: Any, number: int, data: bytes) -> bool:
+        taken = hand_on(referee, seat, connection, number, data)
+        picked[seat] = picked.get(seat, 0) + taken
+        return taken
+
+    def ending(relay: SeatRelay) -> None:
+        if relay.legs is not None:
+            relays.append((relay.writing, relay.kept, relay.written))
+        end(relay)
 
     monkeypatch.setattr(match_module, "_picked", counting)
+    monkeypatch.setattr(SeatRelay, "end", ending)
     for index in range(2):
         picked.clear()
+        relays.clear()
         order = names[index:] + names[:index]
         seats: list[Seat] = [PlainLauncher(bots[n], tmp_path / f"match{index}", f"seat{s}-{n}")
                              for s, n in enumerate(order)]
@@ -162,6 +173,10 @@ def test_mixed_table_plays_without_faults(bots: dict[str, BotManifest], tmp_path
         assert max(outcome.scores) >= OFFICIAL.target_score or outcome.round_limit_reached
         assert sorted(outcome.places)[0] == 1
         assert picked == {r.seat: r.decisions for r in outcome.seats}, "taken on arrival"
+        # Each seat's answers all kept from gRPC, its requests written by the relay.
+        assert sorted(kept for _, kept, _ in relays) == sorted(
+            r.decisions for r in outcome.seats), relays
+        assert all(writing and written for writing, _, written in relays), relays
         print(f"\nmixed match {index + 1}: {dict(zip(order, outcome.scores, strict=True))}, "
               f"{outcome.decisions} decisions in {outcome.seconds:.1f} s")
 

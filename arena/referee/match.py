@@ -270,10 +270,15 @@ class _Connection:
         if relay is not None:
             if relay.writes_itself():  # the relay sends it: no hand-off to gRPC's threads
                 sent = relay.write(_serialize(message))
-                if sent is not True and (sent is False or not await sent):
+                if sent is not True:
+                    try:
+                        sent = sent is not False and await sent
+                    except asyncio.CancelledError:  # given up on (its deadline, ``send``)
+                        relay.abandon()
+                        raise
+                if not sent:
                     self.alive = False
-                    return False
-                return True
+                return sent
             relay.to_grpc += 5 + (len(message) if isinstance(message, bytes)
                                   else message.ByteSize())
         try:
@@ -634,6 +639,11 @@ async def _server(referee: _Referee, seat: int | None, address: str,
         ("grpc.max_connection_idle_ms", int(referee.spec.limits.hello_timeout * 1000)),
         ("grpc.http2.bdp_probe", 0),  # keep flow-control windows at their small default
         ("grpc.so_reuseport", 0),
+        # A seat's server does not strike a bot's PINGs: its relay's budget bounds them, and
+        # once the relay writes the referee's messages gRPC writes no more, which is what
+        # forgives them (found by attack: three PINGs cut in two over a match, passed on to
+        # gRPC, ended a legal bot's connection). A shared --listen address keeps them.
+        *([("grpc.http2.max_ping_strikes", 0)] if seat is not None else []),
     ])
     # The generated registration, with a serializer that also passes bytes through: a
     # decision request is serialized once, by the match loop, and the same bytes are sent

@@ -68,6 +68,8 @@ which it keeps)."""
 STREAM_WINDOW = 65_535
 """The DATA a client may send before gRPC's server grants more (its initial windows, which
 it keeps: no bandwidth probe); the reader does not follow the grants, and stops there."""
+WINDOW_MOST = (1 << 31) - 1
+"""The most a flow-control window may hold (RFC 9113, 6.9.1)."""
 WINDOW_GRANTS_MOST = 1 << 29
 """WINDOW_UPDATE increments in all, at most (far from overflowing gRPC's send windows)."""
 READY_MOST = 4
@@ -304,7 +306,7 @@ class FrameReader:
                     self.stop()
             if stream == 0 or (stream and stream == self.stream):
                 self.granted_bytes[stream != 0] += increment
-                if whole >= 0:
+                if whole >= 0 and increment:  # (gRPC ends the connection for a grant of 0)
                     self.kept.append((whole, whole + 13, 0))
         elif kind == PING:
             self.pinged.append(payload)
@@ -543,10 +545,13 @@ class SeatRelay:
         if self.on_message is None:
             frames.stop()  # nobody to hand messages to: count only
             return
-        self.may_write = True
-        # Messages the match takes are kept from gRPC from now on, unless one besides the
-        # hello went by already (gRPC would count it after them).
-        frames.keeping = frames.picking and frames.messages == 1 and not frames.message
+        # The hello was the stream's first message, and nothing strayed (found by attack: a
+        # bot whose first stream was another call's had its requests written there): the
+        # relay may write on that stream, and keep from gRPC the messages the match takes
+        # from now on (unless one besides the hello went by already: gRPC would count it
+        # after them).
+        self.may_write = frames.keeping = (
+            frames.picking and frames.messages == 1 and not frames.message)
 
     def writes_itself(self) -> bool:
         """Whether the relay sends the referee's messages to the bot itself (``write``)
@@ -563,7 +568,7 @@ class SeatRelay:
         prefix and the message, as its windows allow): True once its socket took it all,
         False when the stream is gone, else a future of either (a bot that stops reading
         holds it, as it would hold gRPC's write, until the match gives up on it)."""
-        if self.legs is None or self.frames.reset:
+        if self.legs is None or self.frames.reset or not self.may_write:
             return False
         self.outgoing += b"\x00" + len(message).to_bytes(4, "big") + message
         self._emit()
@@ -574,6 +579,14 @@ class SeatRelay:
         if self.sent is None or self.sent.done():
             self.sent = self.loop.create_future()
         return self.sent
+
+    def abandon(self) -> None:
+        """The match gave up on a write the bot did not take: nothing more is written to
+        it (found by attack: what was held back went out after gRPC's trailers)."""
+        self.outgoing.clear()
+        self.own = b""
+        self.may_write = False
+        self._all_sent(False)
 
     def _check_sent(self) -> None:
         legs = self.legs
@@ -682,6 +695,9 @@ class SeatRelay:
             self.granted[0] += granted[0]
             self.granted[1] += granted[1]
             frames.granted_bytes = [0, 0]
+            if self.writing and self._overflowed():  # as gRPC would: a connection error
+                self.end()
+                return None
         if frames.kept:
             data = self._keep(data, frames.kept)
         if self.writing and (frames.pinged or self.credit >= CREDIT_MOST
@@ -689,6 +705,13 @@ class SeatRelay:
             self._emit(b"".join(_frame_header(8, PING, ACK, 0) + payload
                                 for payload in frames.pinged))
         return data
+
+    def _overflowed(self) -> bool:
+        """Whether the bot granted more than a window may hold (RFC 9113, 6.9.1), which
+        gRPC, kept from its grants once the relay writes, no longer sees."""
+        server, granted, written = self.server, self.granted, self.written
+        return max(granted[0] - server.sent, granted[1] - server.stream_sent) - written \
+            > WINDOW_MOST
 
     def _keep(self, data: bytes, kept: list[tuple[int, int, int]]) -> bytes:
         """``data`` without the frames gRPC need not see: the DATA frames of the messages

@@ -1,8 +1,8 @@
 """A bot's answer is taken from its seat's relay as it passes (``arena.referee.relay``,
-``FrameReader``), and gRPC's reading of the same bytes brings the copy later: each answer
-counts once whichever way it comes first, and a bot that strays from the plain path (a
-compressed message, a second stream) has the rest of its answers read by gRPC, with
-nothing lost, doubled or reordered. A doubled answer would be an out-of-turn fault."""
+``FrameReader``) and kept from gRPC, which numbers what it still reads after the messages
+kept: each answer counts once whichever way it comes, and a bot that strays from the plain
+path (a compressed message, a second stream) has the rest of its answers read by gRPC,
+with nothing lost, doubled or reordered. A doubled answer would be an out-of-turn fault."""
 
 from __future__ import annotations
 
@@ -36,11 +36,11 @@ def test_each_answer_counts_once_whichever_way_it_comes(
     taken: list[tuple[int, int]] = []
     hand_on = match_module._picked
 
-    def counting(referee: Any, seat: int, connection: Any, number: int, data: bytes) -> None:
-        before = connection.taken
-        hand_on(referee, seat, connection, number, data)
-        if connection.taken != before:
+    def counting(referee: Any, seat: int, connection: Any, number: int, data: bytes) -> bool:
+        took = hand_on(referee, seat, connection, number, data)
+        if took:
             taken.append((seat, number))
+        return took
 
     monkeypatch.setattr(match_module, "_picked", counting)
     log = tmp_path / "match.jsonl.gz"

@@ -31,6 +31,7 @@ from arena.referee.relay import (
     FrameReader,
     SeatRelay,
 )
+from arena.referee.relay import RST_STREAM as RESET
 
 
 async def _with_relay(tmp_path: Path, body: Callable[[SeatRelay, Path, list[
@@ -414,5 +415,182 @@ def test_nothing_is_picked_out_for_a_bot_that_reconnected_before_its_hello(
         up_reader, _ = await _upstream(upstream, 2)
         assert await _seat_and_answer(relay, writer, up_reader) == []
         assert not relay.frames.picking, "nothing to hand on: the reader only counts"
+
+    eventloop.run(_with_relay(tmp_path, body))
+
+
+# -- the relay writing the referee's messages itself ---------------------------------------
+
+START = message(b"match start")
+"""The first message gRPC writes on the stream (the match's start), after its headers."""
+
+
+def opening(window: int = 0x400000) -> bytes:
+    """``OPENING`` with the bot's initial stream window set to ``window``."""
+    return OPENING.replace(bytes([0, 4, 0, 0x40, 0, 0]), bytes([0, 4]) + window.to_bytes(4, "big"))
+
+
+async def _frame_from(reader: asyncio.StreamReader) -> tuple[int, int, int, bytes]:
+    """The next frame the bot receives: (type, flags, stream, payload)."""
+    header = await asyncio.wait_for(reader.readexactly(9), 10)
+    payload = await reader.readexactly(int.from_bytes(header[:3], "big"))
+    return header[3], header[4], int.from_bytes(header[5:], "big"), payload
+
+
+async def _writing_relay(relay: SeatRelay, path: Path, upstream: list[Any], window: int,
+                         take: Callable[[int, bytes], bool]) -> tuple[Any, Any, Any, Any]:
+    """A bot seated (its hello read and ``take`` told its messages), gRPC's response begun
+    (its headers and first message passed to the bot): the relay writes from then on."""
+    reader, writer = await _connect(path)
+    up_reader, up_writer = await _upstream(upstream)
+    hello = opening(window) + frame(DATA, message(HELLO), stream=1)
+    writer.write(hello)
+    assert await up_reader.readexactly(len(hello)) == hello
+    relay.seated(take)
+    assert not relay.writes_itself(), "not before gRPC's response has begun"
+    relay.to_grpc += len(START)
+    response = frame(HEADERS, b"h" * 10, END_HEADERS, 1) + frame(DATA, START, stream=1)
+    up_writer.write(response[:20])  # in two pieces: the relay waits for the rest
+    assert await reader.readexactly(20) == response[:20]
+    assert not relay.writes_itself()
+    up_writer.write(response[20:])
+    assert await reader.readexactly(len(response) - 20) == response[20:]
+    assert relay.writes_itself()
+    return reader, writer, up_reader, up_writer
+
+
+async def _marker(writer: Any, up_reader: asyncio.StreamReader) -> None:
+    """A frame gRPC must see (SETTINGS): what the bot sent before it and the relay passed
+    on came first."""
+    marker = frame(SETTINGS, bytes([0, 2, 0, 0, 0, 0]))
+    writer.write(marker)
+    assert await asyncio.wait_for(up_reader.readexactly(len(marker)), 10) == marker
+
+
+def test_answers_the_match_took_are_kept_from_grpc_and_granted_back(tmp_path: Path) -> None:
+    """Kept: gRPC never reads them (the marker after them is the next thing it gets), and
+    their DATA bytes are granted back to the bot on the connection and the stream, along
+    with the next message the relay writes it, in one DATA frame of gRPC's framing."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        handed: list[tuple[int, bytes]] = []
+        reader, writer, up_reader, _ = await _writing_relay(
+            relay, path, upstream, 0x400000, lambda n, m: handed.append((n, m)) is None)
+        for body in (ANSWER, THIRD):
+            writer.write(frame(DATA, message(body), stream=1))
+        await _marker(writer, up_reader)
+        assert handed == [(2, ANSWER), (3, THIRD)] and relay.kept == 2
+        assert relay.write(b"a request") is True
+        granted = len(message(ANSWER)) + len(message(THIRD))
+        assert [await _frame_from(reader) for _ in range(3)] == [
+            (WINDOW_UPDATE, 0, 0, granted.to_bytes(4, "big")),
+            (WINDOW_UPDATE, 0, 1, granted.to_bytes(4, "big")),
+            (DATA, 0, 1, message(b"a request"))]
+
+    eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_a_message_the_match_does_not_take_goes_to_grpc_and_so_does_all_after_it(
+        tmp_path: Path) -> None:
+    """gRPC numbers what it reads after the messages kept (``kept``): so none is kept once
+    one went to gRPC."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        _, writer, up_reader, _ = await _writing_relay(
+            relay, path, upstream, 0x400000, lambda number, _: number != 3)
+        second, third, fourth = (frame(DATA, message(body), stream=1)
+                                 for body in (ANSWER, THIRD, ANSWER))
+        writer.write(second + third)  # in one read: the second kept, the third passed on
+        assert await asyncio.wait_for(up_reader.readexactly(len(third)), 10) == third
+        writer.write(fourth)  # taken, and passed on all the same
+        assert await asyncio.wait_for(up_reader.readexactly(len(fourth)), 10) == fourth
+        assert relay.kept == 1 and not relay.frames.keeping
+
+    eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_the_relay_writes_within_the_windows_the_bot_grants(tmp_path: Path) -> None:
+    """A bot with a 20-byte stream window (gRPC's first message spent 16 of it): a request
+    goes out in pieces as the bot grants more, the write done only once all of it is in
+    the bot's socket; a SETTINGS change shifts the window."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        reader, writer, _, _ = await _writing_relay(
+            relay, path, upstream, 20, lambda *_: True)
+        request = message(b"r" * 30)
+        sent = relay.write(b"r" * 30)
+        assert isinstance(sent, asyncio.Future)
+        assert await _frame_from(reader) == (DATA, 0, 1, request[:4])  # 20 - len(START)
+        writer.write(frame(WINDOW_UPDATE, (10).to_bytes(4, "big"), stream=1))
+        assert await _frame_from(reader) == (DATA, 0, 1, request[4:14])
+        assert not sent.done()
+        # The initial window up by 100: the stream's window too (RFC 9113, 6.9.2).
+        writer.write(frame(SETTINGS, bytes([0, 4]) + (120).to_bytes(4, "big")))
+        assert await _frame_from(reader) == (DATA, 0, 1, request[14:])
+        assert await asyncio.wait_for(sent, 10) is True
+
+    eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_once_writing_the_relay_answers_pings_and_keeps_grants_from_grpc(
+        tmp_path: Path) -> None:
+    """gRPC, which no longer writes, would count a bot's PINGs against it (its ping
+    strikes): the relay answers them itself, and keeps the bot's WINDOW_UPDATEs, which
+    grant what only the relay spends."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        reader, writer, up_reader, _ = await _writing_relay(
+            relay, path, upstream, 0x400000, lambda *_: True)
+        writer.write(frame(PING, b"12345678") + frame(WINDOW_UPDATE, (99).to_bytes(4, "big")))
+        assert await _frame_from(reader) == (PING, ACK, 0, b"12345678")
+        await _marker(writer, up_reader)
+        assert relay.granted[0] == 0x10000 + 0x1000 - 1 + 99  # (OPENING's grant)
+
+    eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_a_bot_that_resets_its_stream_is_written_nothing_more(tmp_path: Path) -> None:
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        _, writer, up_reader, _ = await _writing_relay(
+            relay, path, upstream, 0x400000, lambda *_: True)
+        reset = frame(RESET, bytes(4), stream=1)
+        writer.write(reset)
+        assert await up_reader.readexactly(len(reset)) == reset  # gRPC ends the call
+        assert relay.write(b"a request") is False
+
+    eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_a_write_given_up_on_sends_nothing_more(tmp_path: Path) -> None:
+    """Found by attack: what the windows held back of a write the match gave up on went out
+    after gRPC's trailers once the bot granted more. Now nothing more is written."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        reader, writer, _, up_writer = await _writing_relay(
+            relay, path, upstream, 20, lambda *_: True)
+        sent = relay.write(b"r" * 30)
+        assert isinstance(sent, asyncio.Future)
+        assert (await _frame_from(reader))[0] == DATA  # the 4 bytes the window let through
+        relay.abandon()
+        assert await sent is False and relay.write(b"more") is False
+        writer.write(frame(WINDOW_UPDATE, (100).to_bytes(4, "big"), stream=1))
+        trailers = frame(HEADERS, b"t" * 5, END_HEADERS | END_STREAM, 1)
+        up_writer.write(trailers)
+        assert await _frame_from(reader) == (HEADERS, END_HEADERS | END_STREAM, 1, b"t" * 5)
+
+    eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_a_grant_past_the_largest_window_ends_the_connection(tmp_path: Path) -> None:
+    """Kept from gRPC once the relay writes, a bot's grants are checked by the relay as
+    gRPC would check them (RFC 9113, 6.9.1: a connection error)."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        reader, writer, up_reader, _ = await _writing_relay(
+            relay, path, upstream, 0x400000, lambda *_: True)
+        writer.write(frame(WINDOW_UPDATE, (0x7FFF_FFFF).to_bytes(4, "big")))
+        assert await asyncio.wait_for(reader.read(), 10) == b""
+        assert await asyncio.wait_for(up_reader.read(), 10) == b""
 
     eventloop.run(_with_relay(tmp_path, body))

@@ -65,6 +65,11 @@ def main() -> None:
         return
     bot = RawBot(token="0" * 32 if MODE == "wrong-token" else None,
                  compression=grpc.Compression.Gzip if MODE == "gzip-padded" else None)
+    if MODE == "health-first":  # another call on its channel first (unimplemented here):
+        # its Play stream is then the connection's second (found by attack: the relay wrote
+        # the requests on the first)
+        with contextlib.suppress(grpc.RpcError):
+            bot.channel.unary_unary("/grpc.health.v1.Health/Check")(b"", timeout=5)
     if MODE == "slow-hello":  # its stream open, its hello two seconds later
         stream = bot.responses()
         time.sleep(2)

@@ -1,0 +1,75 @@
+"""The seat relay writes the referee's messages to a seated bot itself
+(``arena.referee.relay.SeatRelay.writes_itself``), within the windows the bot grants, and
+keeps from gRPC what gRPC no longer needs: real matches against bots that bend what an
+HTTP/2 client may do (``bots/h2writes.py``), each found by attack or by the RFC's corners.
+A bot that keeps to the rules plays the whole match, written by the relay wherever its
+stream is the plain one; one that breaks them is cut off as gRPC would cut it off."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.referee.faults import FaultKind
+from arena.referee.limits import Limits
+from arena.referee.relay import SeatRelay
+from arena.rules.options import RuleOptions
+from arena.sandbox import BotManifest
+
+from .conftest import BOTS, Tracker, misbehaving, play, sample
+
+SHORT = RuleOptions(target_score=150)
+PATIENT = Limits(decision_deadline=2.0, time_bank=10.0, hello_timeout=3.0)
+
+
+def h2writes(mode: str) -> BotManifest:
+    return BotManifest(folder=BOTS, name=mode, version="0", language="python",
+                       run=(sys.executable, "h2writes.py", mode))
+
+
+# (the bot, whether the relay writes its requests: None when it is cut off instead)
+CASES = [
+    ("legal", misbehaving("legal"), True),
+    # Its Play stream is not the connection's first: gRPC writes, on the right stream.
+    ("health-first", misbehaving("health-first"), False),
+    ("first-stream-ended", h2writes("first-stream-ended"), False),
+    # gRPC, no longer writing, would have struck these PINGs (max_ping_strikes is off).
+    ("ping-split", h2writes("ping-split"), True),
+    ("ping-each", h2writes("ping-each"), True),
+    # RFC 9113 6.9: a window of 7 bytes; a SETTINGS cut to 0, then a grant.
+    ("tiny-window", h2writes("tiny-window"), True),
+    ("shrink", h2writes("shrink"), True),
+    # A WINDOW_UPDATE of 0 is a connection error: gRPC sees it and ends the connection.
+    ("zero-grant", h2writes("zero-grant"), None),
+]
+
+
+@pytest.mark.parametrize(("name", "bot", "writes"), CASES, ids=[c[0] for c in CASES])
+def test_the_relay_writes_within_the_rules_a_client_keeps(
+        tracker: Tracker, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str,
+        bot: BotManifest, writes: bool | None) -> None:
+    relays: dict[int, tuple[bool, int]] = {}
+    end = SeatRelay.end
+
+    def ending(relay: SeatRelay) -> None:
+        if relay.legs is not None and relay.may_write is not None:
+            relays[id(relay)] = (relay.writing, relay.written)
+        end(relay)
+
+    monkeypatch.setattr(SeatRelay, "end", ending)
+    outcome = play([tracker.seat(bot, name), tracker.seat(sample("greedy"), "good")],
+                   seed=5, options=SHORT, limits=PATIENT)
+    report, good = outcome.seats
+    assert good.faults == [] and good.decisions > 20
+    if writes is None:
+        assert [f.kind for f in report.faults] == [FaultKind.DISCONNECTED], report.faults
+        assert report.disqualified and 5 <= report.decisions <= 6
+        return
+    assert report.faults == [] and report.decisions > 20, report.faults
+    assert report.decisions == sum(report.asked.values())
+    states = sorted(relays.values())
+    assert len(states) == 2 and states[1][0], "the sample bot's relay writes"
+    assert states[0][0] is writes and (states[0][1] > 0) is writes, states
+    tracker.assert_none_left()
