@@ -59,6 +59,7 @@ from arena.referee import match as referee_module
 from arena.referee.limits import Limits
 from arena.referee.log import MatchLogWriter, decode_answer, read_log
 from arena.referee.match import MatchOutcome, MatchSpec, run_match
+from arena.referee.relay import SeatRelay
 from arena.rules import Match
 from arena.rules import events as ev
 from arena.sandbox import PlainLauncher, load_manifest
@@ -164,21 +165,27 @@ class _PlayCPU:
     match's end (start-up and hand-shakes excluded), and the seconds spent between an
     answer's arrival and the next request's sending (``_MatchLoop._advance``: the rules,
     the request's bytes, the bookkeeping; what a bot waits for), and the answers the match
-    took from the seats' relays as they passed (``_picked``), read by wrapping the match
-    loop."""
+    took from the seats' relays as they passed (``_picked``) and the requests the relays
+    wrote themselves (``SeatRelay.write``), read by wrapping the match loop."""
 
     def __init__(self) -> None:
         self.started: float | None = None
         self.seconds = 0.0
         self.advancing = 0.0
         self.picked = 0
+        self.relay_writes = 0
 
     def __enter__(self) -> _PlayCPU:
         loop_class = referee_module._MatchLoop
         self.saved = loop_class.drive_soon, loop_class._finish, loop_class._advance
         self.saved_picked = hand_on = referee_module._picked
+        self.saved_write = relay_write = SeatRelay.write
         drive_soon, finish, advance = self.saved
         marks = self
+
+        def counted_write(relay: SeatRelay, message: bytes) -> Any:
+            marks.relay_writes += 1
+            return relay_write(relay, message)
 
         def counted(referee: Any, seat: int, connection: Any, number: int, data: bytes
                     ) -> bool:
@@ -206,20 +213,23 @@ class _PlayCPU:
         loop_class.drive_soon, loop_class._finish = first_drive, finished  # type: ignore[method-assign,assignment]
         loop_class._advance = timed_advance  # type: ignore[method-assign,assignment]
         referee_module._picked = counted
+        SeatRelay.write = counted_write  # type: ignore[method-assign,assignment]
         return self
 
     def __exit__(self, *_: object) -> None:
         loop_class = referee_module._MatchLoop
         loop_class.drive_soon, loop_class._finish, loop_class._advance = self.saved  # type: ignore[method-assign]
         referee_module._picked = self.saved_picked
+        SeatRelay.write = self.saved_write  # type: ignore[method-assign]
 
 
 def referee_match(seed: int, logs: Path
-                  ) -> tuple[float, float, int, list[pb.PlayResponse], float, float, float]:
+                  ) -> tuple[float, float, int, list[pb.PlayResponse], float, float, float,
+                             float]:
     """(seconds per decision, seconds per match, decisions, the requests sent, CPU seconds
     of the referee's event-loop thread per decision in play, seconds per decision from an
     answer's arrival to the next request's sending, the share of the answers taken from the
-    seats' relays as they passed)."""
+    seats' relays as they passed, the share of the requests the relays wrote themselves)."""
     log = logs / f"match-{seed}.jsonl.gz"
     with _PlayCPU() as cpu:
         outcome = _play(seed, logs, log)
@@ -237,7 +247,7 @@ def referee_match(seed: int, logs: Path
             match.apply(record["action"])
     return (outcome.play_seconds / outcome.decisions, outcome.seconds, outcome.decisions,
             requests, cpu.seconds / outcome.decisions, cpu.advancing / outcome.decisions,
-            cpu.picked / outcome.decisions)
+            cpu.picked / outcome.decisions, cpu.relay_writes / outcome.decisions)
 
 
 def unlogged_match(seed: int, logs: Path) -> float:
@@ -437,7 +447,7 @@ def measure(matches: int, logs: Path) -> None:
     for index in range(matches):
         seed = 100 + index
         (per_decision, per_match, decisions, requests, referee_cpu, answer_to_request,
-         picked) = referee_match(seed, logs)
+         picked, relay_written) = referee_match(seed, logs)
         unlogged = unlogged_match(seed, logs)
         streamed = streamed_match(seed, logs)
         transport = eventloop.run(ping_pong(requests))
@@ -451,7 +461,7 @@ def measure(matches: int, logs: Path) -> None:
         wire = wire_side(seed, decisions)
         rows.append((per_decision, per_match, decisions, transport, engine, bot, alternating,
                      working, writing, unseen, own, wire, referee_cpu, working_cpu, unlogged,
-                     answer_to_request, streamed, picked))
+                     answer_to_request, streamed, picked, relay_written))
         print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
               f"/decision, two clients doing the bots' work {working * 1e6:.0f} us, ratio "
               f"{per_decision / working:.2f}; bare ping-pong {transport * 1e6:.0f} us; "
@@ -502,8 +512,11 @@ def measure(matches: int, logs: Path) -> None:
           f" {waited * 1e6:5.0f} us   (the rules, the request's bytes, bookkeeping: what "
           f"the bots wait for; alone, {waited / working:.2f} of the working ping-pong)")
     picked = statistics.median(r[17] for r in rows)
-    print(f"    answers taken from the seats' relays as they passed  {picked:.0%}   (the rest "
-          "read by gRPC, which hands on a copy of each: arena/referee/relay.py)")
+    print(f"    answers taken from the seats' relays as they passed  {picked:.0%}   (and kept "
+          "from gRPC; the rest read by gRPC: arena/referee/relay.py)")
+    relay_written = statistics.median(r[18] for r in rows)
+    print(f"    requests written by the seats' relays themselves     {relay_written:.0%}   "
+          "(the rest, and each match's start, by gRPC)")
     referee_cpu = statistics.median(r[12] for r in rows)
     working_cpu = statistics.median(r[13] for r in rows)
     print(f"    CPU of the event loop's thread in play, the referee {referee_cpu * 1e6:5.0f} us,"

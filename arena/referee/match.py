@@ -257,13 +257,15 @@ class _Connection:
         self.taken = 1
         """The stream's messages the match has, the hello included: each one comes from the
         seat's relay as it passes (``_picked``) or from gRPC's reading, whichever is first,
-        and the other's copy is known by its number."""
+        and a copy is known by its number (the relay keeps from gRPC most of what it hands
+        on: ``SeatRelay.kept``)."""
 
     async def write(self, message: pb.PlayResponse | bytes) -> bool:
-        """Send a message (or its serialized bytes); False when the stream is gone. No
-        timeout of its own: a request's stuck write is cut off at its deadline and time bank
-        (``_MatchLoop._on_timer``), for nothing per request, where ``asyncio.timeout`` cost
-        5 us of a decision's path (a timer set and cancelled)."""
+        """Send a message (or its serialized bytes); False when the stream is gone. By the
+        seat's relay once it writes for gRPC (``SeatRelay.writes_itself``), else by gRPC.
+        No timeout of its own: a request's stuck write is cut off at its deadline and time
+        bank (``_MatchLoop._on_timer``), for nothing per request, where ``asyncio.timeout``
+        cost 5 us of a decision's path (a timer set and cancelled)."""
         if not self.alive:
             return False
         relay = self.relay

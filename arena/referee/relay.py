@@ -19,11 +19,23 @@ time: a second one is closed at once (found by attack: a PING flood on a second
 connection, read back slowly, took a minute of the referee's CPU), and none once the bot has
 said hello.
 
-The relay runs on the match's event loop (``add_reader``): no thread, and a message from
-the referee is passed on in the loop turn after gRPC wrote it. As it passes a seated bot's
-bytes on, it also hands the match each message the bot sends on its stream
+The relay runs on the match's event loop (``add_reader``): no thread. As it passes a seated
+bot's bytes on, it also hands the match each message the bot sends on its stream
 (``FrameReader``, ``seated``): the match has an answer in the loop turn it arrives in,
 without waiting for gRPC's threads to read it and wake the loop again.
+
+Since stop 43 the relay also carries the match's side of a seated bot's stream, while the
+bot keeps to the plain path: gRPC opens the call, reads the hello, writes the response's
+headers and the match's start, and ends the call with its trailers; in between, the relay
+writes the referee's messages to the bot itself (``writes_itself``, ``write``: DATA frames
+as gRPC frames them, within the windows the bot grants, following its SETTINGS and
+WINDOW_UPDATEs and gRPC's own DATA), and keeps from gRPC the answers the match took (their
+bytes granted back to the bot), the bot's grants and its PINGs (answered by the relay).
+A decision then costs one read of the bot's socket and one write to the next bot's, where
+it cost gRPC's write, a hop through the relay, and gRPC's reading of a copy on its
+threads. gRPC numbers what it still reads after the messages kept (``kept``), and once it
+has written no DATA for the relay's first write it never writes DATA again, so the bot's
+windows are the relay's alone to spend.
 """
 
 from __future__ import annotations
@@ -92,8 +104,11 @@ class FrameReader:
     bot sends on its one stream (a 5-byte prefix, compressed or not and the length, then
     the message): ``ready`` holds each one with its number on the stream, the hello being
     the first. The match takes a bot's answer from here as it passes (stop 42: the wake-ups
-    of gRPC's threads were a tenth of a decision), and gRPC, which gets the same bytes,
-    hands on the same messages later, which the match then knows it has.
+    of gRPC's threads were a tenth of a decision). While ``keeping``, the frames of the
+    messages it took are kept from gRPC (``kept``); a message passed on reaches gRPC, which
+    hands it on later, and the match knows it by its number if it has it already. The
+    reader also follows what the relay's own writing depends on, picking or not: the bot's
+    grants (``granted_bytes``, ``initial_window``), its PINGs, its stream's reset.
 
     It picks out only what gRPC would deliver (found by attack: an answer after a malformed
     frame, or in a padded one, was picked out where gRPC refused it): while the bot keeps
