@@ -271,16 +271,14 @@ class _Connection:
         relay = self.relay
         if relay is not None:
             if relay.writes_itself():  # the relay sends it: no hand-off to gRPC's threads
+                # A cancel while the bot's windows hold it back leaves it on its way, as
+                # gRPC would: only ``give_up`` drops it (found by re-attack: a hang-up of the
+                # bot whose task drove the write dropped another bot's request).
                 sent = relay.write(_serialize(message))
-                if sent is not True:
-                    try:
-                        sent = sent is not False and await sent
-                    except asyncio.CancelledError:  # given up on (its deadline, ``send``)
-                        relay.abandon()
-                        raise
-                if not sent:
+                if sent is not True and (sent is False or not await sent):
                     self.alive = False
-                return sent
+                    return False
+                return True
             relay.to_grpc += 5 + (len(message) if isinstance(message, bytes)
                                   else message.ByteSize())
         try:
@@ -298,8 +296,15 @@ class _Connection:
             async with asyncio.timeout(self.write_seconds):
                 return await self.write(message)
         except TimeoutError:  # the loop disqualifies the seat
-            self.alive = False
+            self.give_up()
             return False
+
+    def give_up(self) -> None:
+        """The bot did not take what it was written in time: the stream counts as gone,
+        and nothing held back of it is written later (after gRPC's trailers)."""
+        self.alive = False
+        if self.relay is not None:
+            self.relay.abandon()
 
 
 class _Servicer(pb_grpc.RefereeServiceServicer):
@@ -1056,7 +1061,7 @@ class _MatchLoop:
                     # and time bank (its bot stopped reading); any other cancel goes on up.
                     if not pending.stalled or self.driving.uncancel():  # type: ignore[union-attr]
                         raise
-                    pending.connection.alive = False
+                    pending.connection.give_up()
                     sent = False
                 if sent:
                     pending.asked = pending.request
@@ -1064,6 +1069,8 @@ class _MatchLoop:
                         if seat != pending.seat and not self.reports[seat].disqualified:
                             self._encode_events(seat)
                 else:
+                    if self.referee.floods:  # why its stream broke, if it flooded
+                        self._record_floods()
                     self._fault(pending.seat, FaultKind.DISCONNECTED,
                                 "did not read its request within the deadline and time bank"
                                 if pending.stalled else "the stream broke")

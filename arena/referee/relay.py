@@ -378,11 +378,16 @@ class _ServerFrames:
         """DATA payload bytes sent on the connection."""
         self.stream_sent = 0
         """DATA payload bytes sent on the bot's stream."""
+        self.continued = False
+        """Whether a header block goes on in CONTINUATION frames (nothing may come
+        between)."""
+        self.ended = False
+        """Whether gRPC ended the stream (its trailers, or a reset)."""
 
     @property
     def between(self) -> bool:
-        """Whether what was read so far ends where a frame does."""
-        return not self.header and not self.payload
+        """Whether what was read so far ends where a frame may come."""
+        return not self.header and not self.payload and not self.continued
 
     def read(self, data: bytes, stream: int) -> None:
         at, size = 0, len(data)
@@ -400,13 +405,19 @@ class _ServerFrames:
                 break
             self.header = b""
             length = self.payload = int.from_bytes(header[:3], "big")
+            kind, flags = header[3], header[4]
             on_stream = stream and int.from_bytes(header[5:9], "big") & 0x7FFF_FFFF == stream
-            if header[3] == DATA:
+            if kind == DATA:
                 self.sent += length
                 if on_stream:
                     self.stream_sent += length
-            elif header[3] == HEADERS and on_stream:
-                self.opened = True
+            elif kind in (HEADERS, CONTINUATION):
+                self.continued = not flags & END_HEADERS
+                if on_stream and kind == HEADERS:
+                    self.ended = self.opened and bool(flags & END_STREAM)  # its trailers
+                    self.opened = True
+            elif kind == RST_STREAM and on_stream:
+                self.ended = True
 
 
 def _frame_header(length: int, kind: int, flags: int, stream: int) -> bytes:
@@ -583,13 +594,13 @@ class SeatRelay:
         prefix and the message, as its windows allow): True once its socket took it all,
         False when the stream is gone, else a future of either (a bot that stops reading
         holds it, as it would hold gRPC's write, until the match gives up on it)."""
-        if self.legs is None or self.frames.reset or not self.may_write:
+        if self.legs is None or self.frames.reset or self.server.ended or not self.may_write:
             return False
         self.outgoing += b"\x00" + len(message).to_bytes(4, "big") + message
         self._emit()
         if self.legs is None:
             return False
-        if not self.outgoing and not self.legs[1].pending:
+        if not self.outgoing and not self.own and not self.legs[1].pending:
             return True
         if self.sent is None or self.sent.done():
             self.sent = self.loop.create_future()
@@ -753,7 +764,11 @@ class SeatRelay:
         frames once one of gRPC's ends."""
         server = self.server
         server.read(data, self.frames.stream)
-        if self.own and server.between:
+        if server.ended and (self.outgoing or self.own):  # nothing may follow its end
+            self.outgoing.clear()
+            self.own = b""
+            self._all_sent(False)
+        elif self.own and server.between:
             data, self.own = data + self.own, b""
         return data
 

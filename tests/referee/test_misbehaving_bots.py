@@ -127,6 +127,22 @@ def test_a_bot_that_stops_reading_is_cut_off_at_its_deadline(tracker: Tracker,
     tracker.assert_none_left()
 
 
+def test_a_deaf_bot_that_floods_before_its_deadline_is_recorded_flooded(
+        tracker: Tracker) -> None:
+    """Found by re-attack review: gRPC ends the stream of a bot 32 answers ahead, which
+    fails the write its window holds; the fault says it flooded, not only that its stream
+    broke."""
+    outcome = play([tracker.seat(misbehaving("deaf-flooding"), "deaf"),
+                    tracker.seat(sample("greedy"), "good")], seed=3, options=SHORT,
+                   limits=Limits(decision_deadline=0.5, time_bank=0.5, strike_limit=1000,
+                                 hello_timeout=3.0))
+    deaf, good = outcome.seats
+    assert [(f.kind, f.reason.split(";")[0]) for f in deaf.faults if f.disqualified] == [(
+        FaultKind.FLOODED, "sent more than 32 messages or 65536 bytes ahead of the referee")]
+    assert good.faults == [] and outcome.places == (2, 1)
+    tracker.assert_none_left()
+
+
 def test_a_flooding_bot_is_cut_off(tracker: Tracker, tmp_path: Path) -> None:
     """Issue 16, item 3: a bot that sends far ahead of the referee (here 150 MB while its
     opponent is still starting) has its stream cut off with RESOURCE_EXHAUSTED once it is

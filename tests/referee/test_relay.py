@@ -594,3 +594,46 @@ def test_a_grant_past_the_largest_window_ends_the_connection(tmp_path: Path) -> 
         assert await asyncio.wait_for(up_reader.read(), 10) == b""
 
     eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_the_relays_frames_wait_for_the_end_of_a_header_block(tmp_path: Path) -> None:
+    """Nothing may come between a HEADERS frame without END_HEADERS and its CONTINUATION
+    (RFC 9113, 6.10); and a write is not done while its frames still wait (found by
+    re-attack: it said so, and gRPC's trailers could overtake the match's end)."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        reader, writer, _, up_writer = await _writing_relay(
+            relay, path, upstream, 0x400000, lambda *_: True)
+        up_writer.write(frame(HEADERS, b"a" * 5, 0, 1))  # a header block, to be continued
+        assert await _frame_from(reader) == (HEADERS, 0, 1, b"a" * 5)
+        sent = relay.write(b"a request")
+        assert isinstance(sent, asyncio.Future) and not sent.done()
+        up_writer.write(frame(CONTINUATION, b"b" * 5, END_HEADERS, 1))
+        assert await _frame_from(reader) == (CONTINUATION, END_HEADERS, 1, b"b" * 5)
+        assert await _frame_from(reader) == (DATA, 0, 1, message(b"a request"))
+        assert await asyncio.wait_for(sent, 10) is True
+        writer.close()
+
+    eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_nothing_is_written_after_grpc_ends_the_stream(tmp_path: Path) -> None:
+    """gRPC ends the call (its trailers: a flood, a hang-up) while the bot's window holds a
+    request back: the write fails, and what is held is never sent after the end."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        reader, writer, _, up_writer = await _writing_relay(
+            relay, path, upstream, 20, lambda *_: True)
+        sent = relay.write(b"r" * 30)
+        assert isinstance(sent, asyncio.Future)
+        assert (await _frame_from(reader))[0] == DATA  # what the window let through
+        trailers = frame(HEADERS, b"t" * 5, END_HEADERS | END_STREAM, 1)
+        up_writer.write(trailers)
+        assert await _frame_from(reader) == (HEADERS, END_HEADERS | END_STREAM, 1, b"t" * 5)
+        assert await asyncio.wait_for(sent, 10) is False
+        assert relay.write(b"more") is False
+        writer.write(frame(WINDOW_UPDATE, (100).to_bytes(4, "big"), stream=1))
+        up_writer.write(frame(PING, bytes(8), ACK))  # the next frame the bot gets
+        assert await _frame_from(reader) == (PING, ACK, 0, bytes(8))
+
+    eventloop.run(_with_relay(tmp_path, body))

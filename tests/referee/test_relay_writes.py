@@ -73,3 +73,20 @@ def test_the_relay_writes_within_the_rules_a_client_keeps(
     assert len(states) == 2 and states[1][0], "the sample bot's relay writes"
     assert states[0][0] is writes and (states[0][1] > 0) is writes, states
     tracker.assert_none_left()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_hang_up_mid_write_does_not_drop_the_other_bots_request(
+        tracker: Tracker, seed: int) -> None:
+    """Found by re-attack: the stream task of a bot off the plain path plays the match on
+    when gRPC hands it that bot's answer, and writes the next request to the other bot; the
+    bot hung up as that write waited on the other's 7-byte window, its task was cancelled,
+    and the relay dropped the rest of the request: a legal bot disqualified by its
+    opponent. A cancel leaves the request on its way, as gRPC's write was."""
+    outcome = play([tracker.seat(h2writes("stray-hangup"), "stray"),
+                    tracker.seat(h2writes("tiny-window"), "tiny")],
+                   seed=seed, options=SHORT, limits=PATIENT)
+    stray, tiny = outcome.seats
+    assert [f.kind for f in stray.faults] == [FaultKind.DISCONNECTED]
+    assert tiny.faults == [] and tiny.decisions > 20, tiny.faults
+    tracker.assert_none_left()

@@ -12,7 +12,10 @@ reads as a plain client does; each MODE bends one thing a client may do (or must
 - ``tiny-window``: a stream window of 7 bytes, so every request comes in pieces;
 - ``shrink``: at its fifth answer, its initial window cut to 0, then 50 bytes granted;
 - ``zero-grant``: at its fifth answer, a WINDOW_UPDATE of 0, a protocol error for which
-  gRPC ends the connection (so must the relay, which keeps grants from gRPC).
+  gRPC ends the connection (so must the relay, which keeps grants from gRPC);
+- ``stray-hangup``: a PRIORITY frame first (off the plain path: gRPC reads its answers, and
+  the match plays on in its stream's task), then at its sixth answer it hangs up, which
+  cancels that task while it may be writing the other bot's request.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import time
 from arena.protocol import pb
 
 MODE = sys.argv[1]
-DATA, HEADERS, SETTINGS, PING, GOAWAY, WINDOW_UPDATE = 0, 1, 4, 6, 7, 8
+DATA, HEADERS, PRIORITY, SETTINGS, PING, GOAWAY, WINDOW_UPDATE = 0, 1, 2, 4, 6, 7, 8
 END_STREAM, ACK, END_HEADERS = 1, 1, 4
 INITIAL_WINDOW_SIZE = 4
 
@@ -72,6 +75,8 @@ window = {"tiny-window": 7}.get(MODE)
 send(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(SETTINGS, 0, 0, b"" if window is None else
                                                  struct.pack(">HI", INITIAL_WINDOW_SIZE, window)))
 stream = 1
+if MODE == "stray-hangup":
+    send(frame(PRIORITY, 0, 1, struct.pack(">IB", 0, 15)))
 if MODE == "first-stream-ended":
     send(frame(HEADERS, END_HEADERS, 1, HEADER_BLOCK) + frame(DATA, END_STREAM, 1))
     time.sleep(0.3)
@@ -102,6 +107,9 @@ def answer(request_id: int) -> None:
     if answered == 5 and MODE == "zero-grant":
         data += frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 0))
     send(data)
+    if answered == 6 and MODE == "stray-hangup":
+        sock.shutdown(socket.SHUT_RDWR)
+        os._exit(0)
 
 
 received, messages = b"", b""

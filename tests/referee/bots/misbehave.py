@@ -60,7 +60,8 @@ def main() -> None:
         time.sleep(30)
         del stream
         return
-    if MODE == "deaf":  # plays five requests, then stops reading and answers blind
+    if MODE in ("deaf", "deaf-flooding"):  # plays five requests, then stops reading and
+        # answers blind (flooding: too fast, more than 32 answers ahead within a deadline)
         deaf()
         return
     bot = RawBot(token="0" * 32 if MODE == "wrong-token" else None,
@@ -215,8 +216,10 @@ def deaf() -> None:
             bot.answer(request_id)
             if request_id == 5:
                 break
-    for blind in range(request_id + 1, request_id + 100_000):  # never reads again
-        time.sleep(0.02)
+    # Never reads again; unless flooding, not so fast that it floods within a deadline.
+    pause = 0.02 if MODE == "deaf-flooding" else 0.05
+    for blind in range(request_id + 1, request_id + 100_000):
+        time.sleep(pause)
         bot.answer(blind)
 
 
