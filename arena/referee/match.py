@@ -1047,9 +1047,10 @@ class _MatchLoop:
         if self.busy or done is None:
             return
         self.busy = True
-        # The task running this (the stream reader's, passed in: asking asyncio costs a
-        # getpid system call, 3% of the referee's thread in a match, profiled).
-        self.driving = task or asyncio.current_task()
+        # The task running this (the stream reader's, passed in). Asking asyncio for the
+        # running loop costs a getpid system call (3% of the referee's thread in a match,
+        # profiled): it is given the loop.
+        self.driving = task or asyncio.current_task(self.loop)
         pending: _Pending | None = None
         try:
             while not done.done() and (pending := self._advance()) is not None:
