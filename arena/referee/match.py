@@ -270,15 +270,12 @@ class _Connection:
             return False
         relay = self.relay
         if relay is not None:
-            if relay.writes_itself():  # the relay sends it: no hand-off to gRPC's threads
-                # A cancel while the bot's windows hold it back leaves it on its way, as
-                # gRPC would: only ``give_up`` drops it (found by re-attack: a hang-up of the
-                # bot whose task drove the write dropped another bot's request).
-                sent = relay.write(_serialize(message))
-                if sent is not True and (sent is False or not await sent):
-                    self.alive = False
-                    return False
-                return True
+            # A cancel while the bot's windows hold it back leaves it on its way, as gRPC
+            # would: only ``give_up`` drops it (found by re-attack: a hang-up of the bot
+            # whose task drove the write dropped another bot's request).
+            sent = self.write_now(_serialize(message))
+            if sent is not None:
+                return True if sent is True else await self.sent(sent)
             relay.to_grpc += 5 + (len(message) if isinstance(message, bytes)
                                   else message.ByteSize())
         try:
@@ -287,6 +284,29 @@ class _Connection:
         except Exception:  # the stream is gone; the loop disqualifies the seat
             self.alive = False
             return False
+
+    def write_now(self, message: bytes) -> asyncio.Future[bool] | bool | None:
+        """``write`` with no await, by the seat's relay once it writes for gRPC
+        (``SeatRelay.writes_itself``: no hand-off to gRPC's threads): True once the message
+        is in the bot's socket, a future of it while the bot's windows hold it back, False
+        when the stream is gone; None when only gRPC may write it (``write``)."""
+        relay = self.relay
+        if not self.alive or relay is None or not relay.writes_itself():
+            return None
+        sent = relay.write(message)
+        if sent is False:
+            self.alive = False
+        return sent
+
+    async def sent(self, sending: asyncio.Future[bool] | bool) -> bool:
+        """Whether a write the relay has under way (``sending``) reached the bot's
+        socket; False when the stream is gone."""
+        if sending is True:
+            return True
+        if sending is False or not await sending:
+            self.alive = False
+            return False
+        return True
 
     async def send(self, message: pb.PlayResponse | bytes) -> bool:
         """``write`` in at most ``write_seconds``; False when the stream is gone or stuck."""
@@ -437,7 +457,7 @@ def _picked(referee: _Referee, seat: int, connection: _Connection, number: int,
     connection.taken = number
     driver = referee.driver
     if driver is not None and driver.waiting_on == seat:
-        driver.drive_soon()
+        driver.drive_now()
     return True
 
 
@@ -1028,21 +1048,56 @@ class _MatchLoop:
         pending = self.pending
         return -1 if pending is None else pending.seat
 
-    def drive_soon(self) -> None:
-        """Play on in a task of its own (at the start, after a timeout, a hang-up)."""
+    def drive_soon(self, first: _Pending | None = None,
+                   sending: asyncio.Future[bool] | None = None) -> None:
+        """Play on in a task of its own (at the start, after a timeout, a hang-up; or from
+        ``drive_now``'s ``first`` request, whose write is under way when ``sending``)."""
         if self.done is None or self.done.done():
             return
-        task = self.loop.create_task(self.drive())
+        task = self.loop.create_task(self.drive(first=first, sending=sending))
         self.drivers.add(task)
         task.add_done_callback(self.drivers.discard)
 
-    async def drive(self, task: asyncio.Task[Any] | None = None) -> None:
+    def drive_now(self) -> None:
+        """Play on at once, in the turn of the loop the answer came in (the seat's relay
+        hands it on as it passes, ``_picked``), while each request goes straight into its
+        bot's socket (the relay's writing: nothing to wait for); the rest in a task of its
+        own from the request that must wait (a task less a decision, and a turn of the
+        loop)."""
+        done = self.done
+        if self.busy or done is None or done.done():
+            return
+        self.busy = True
+        pending: _Pending | None = None
+        sent: asyncio.Future[bool] | bool = False
+        try:
+            while not done.done() and (pending := self._advance()) is not None:
+                written = pending.connection.write_now(pending.message)  # (bytes: _request)
+                if written is None:
+                    break  # gRPC writes it, in a task
+                if written is not True and written is not False:
+                    sent = written
+                    break  # the bot's windows hold it back: a task waits for it
+                self._written(pending, written)
+                pending = None
+        except Exception as error:
+            pending = None
+            if not done.done():
+                done.set_exception(error)
+        finally:
+            self.busy = False
+        if pending is not None:
+            self.drive_soon(pending, None if isinstance(sent, bool) else sent)
+
+    async def drive(self, task: asyncio.Task[Any] | None = None,
+                    first: _Pending | None = None,
+                    sending: asyncio.Future[bool] | None = None) -> None:
         """Play on until a bot must answer, sending each request on the way; an error ends
-        the match (``done``). Run in a task of its own when the seat's relay hands the
-        answer on as it passes (``_picked``), or by the stream reader that received it from
-        gRPC; one task at a time (``busy``): what
-        arrives meanwhile waits in the inboxes, and the timer only marks its decision
-        expired, both seen by ``_advance`` once the write in progress is done."""
+        the match (``done``). Run by the stream reader that received the answer from gRPC,
+        or in a task of its own (``drive_soon``, ``drive_now``; from ``first``, its write
+        under way when ``sending``); one at a time (``busy``): what arrives meanwhile
+        waits in the inboxes, and the timer only marks its decision expired, both seen by
+        ``_advance`` once the write in progress is done."""
         done = self.done
         if self.busy or done is None:
             return
@@ -1051,12 +1106,17 @@ class _MatchLoop:
         # running loop costs a getpid system call (3% of the referee's thread in a match,
         # profiled): it is given the loop.
         self.driving = task or asyncio.current_task(self.loop)
-        pending: _Pending | None = None
+        pending = first
         try:
-            while not done.done() and (pending := self._advance()) is not None:
+            while not done.done() and (
+                    pending is not None or (pending := self._advance()) is not None):
                 self.writing = pending
                 try:
-                    sent = await pending.connection.write(pending.message)
+                    if sending is not None:  # (the first request's only)
+                        waiting, sending = sending, None
+                        sent = await pending.connection.sent(waiting)
+                    else:
+                        sent = await pending.connection.write(pending.message)
                 except asyncio.CancelledError:
                     # ``_on_timer`` cancels a write still going at the request's deadline
                     # and time bank (its bot stopped reading); any other cancel goes on up.
@@ -1064,22 +1124,12 @@ class _MatchLoop:
                         raise
                     pending.connection.give_up()
                     sent = False
-                if sent:
-                    pending.asked = pending.request
-                    for seat in self.referee.connections:
-                        if seat != pending.seat and not self.reports[seat].disqualified:
-                            self._encode_events(seat)
-                else:
-                    if self.referee.floods:  # why its stream broke, if it flooded
-                        self._record_floods()
-                    self._fault(pending.seat, FaultKind.DISCONNECTED,
-                                "did not read its request within the deadline and time bank"
-                                if pending.stalled else "the stream broke")
-                    pending.broken = True
+                self._written(pending, sent)
+                pending = None
         except asyncio.CancelledError:
             # This task's own stream was cancelled (its bot hung up) while it drove. A write
-            # is handed to gRPC before its first await, so the request is on its way: play
-            # goes on in another task.
+            # is handed to gRPC (or the relay) before its first await, so the request is on
+            # its way: play goes on in another task.
             if pending is not None:
                 pending.asked = pending.request
             self.drive_soon()  # its task starts after this one's ``finally``
@@ -1090,6 +1140,22 @@ class _MatchLoop:
         finally:
             self.busy = False
             self.writing = None  # (no await between a write and the next one's start)
+
+    def _written(self, pending: _Pending, sent: bool) -> None:
+        """``pending``'s request was sent (the others' events since it encoded for them),
+        or its stream broke (the fault recorded)."""
+        if sent:
+            pending.asked = pending.request
+            for seat in self.referee.connections:
+                if seat != pending.seat and not self.reports[seat].disqualified:
+                    self._encode_events(seat)
+            return
+        if self.referee.floods:  # why its stream broke, if it flooded
+            self._record_floods()
+        self._fault(pending.seat, FaultKind.DISCONNECTED,
+                    "did not read its request within the deadline and time bank"
+                    if pending.stalled else "the stream broke")
+        pending.broken = True
 
     def _advance(self) -> _Pending | None:
         """Play every decision that needs no bot (in-process seats, the autopilot) and the
