@@ -505,8 +505,11 @@ def measure(matches: int, logs: Path) -> None:
     print(f"        of which the wire bytes (request, events) {wire * 1e6:6.0f} us")
     print(f"        of which the match log (below)             {writing * 1e6:6.0f} us   "
           "(encoded once the match is played)")
-    print(f"      on the answer's path, the rest (asyncio, gRPC)   "
-          f"{(referee - working - own + writing) * 1e6:5.0f} us")
+    rest = referee - working - own + writing
+    print(f"      on the answer's path, the rest (asyncio, gRPC)   {rest * 1e6:5.0f} us"
+          + ("   (below zero: the referee's relay reads and writes a decision's bytes itself, "
+             "where the ping-pong's server leaves them to gRPC's threads and a wake of its "
+             "loop)" if rest < 0 else ""))
     waited = statistics.median(r[15] for r in rows)
     print(f"    in the match's rhythm, from an answer's arrival to the next request's sending"
           f" {waited * 1e6:5.0f} us   (the rules, the request's bytes, bookkeeping: what "
