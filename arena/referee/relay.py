@@ -95,10 +95,55 @@ under its overflow), RFC 8441, and gRPC's own (found by re-attack: 0xFE03 or 0xF
 is a connection error to gRPC). Any other identifier ends the picking."""
 
 
-class FrameReader:
-    """Reads the HTTP/2 frames a bot sends on its connection, in pieces of any size: a frame
-    is a 9-byte header (its payload's length, 24 bits; its type; its flags; its stream) and
-    the payload; the client's connection preface comes first.
+class _Frames:
+    """A byte stream cut into HTTP/2 frames, read in pieces of any size: a frame is a 9-byte
+    header (its payload's length, 24 bits; its type; its flags; its stream), then the
+    payload (RFC 9113, 4.1). What each frame means is the subclass's (``_frame``,
+    ``_payload``)."""
+
+    def __init__(self) -> None:
+        self.header = b""
+        """The part of a frame's header read so far."""
+        self.payload = 0
+        """Bytes of the current frame's payload still to come."""
+        self.whole = -1
+        """Where the current frame starts in this read, if all of it is in it; else -1."""
+
+    def read(self, data: bytes, at: int = 0) -> int:
+        """Read ``data`` from ``at``; the frames whose header completes in it."""
+        frames, size = 0, len(data)
+        while at < size:
+            if self.payload:
+                step = min(self.payload, size - at)
+                self.payload -= step
+                self._payload(data, at, step)
+                at += step
+                continue
+            start = -1 if self.header else at
+            piece = data[at:at + 9 - len(self.header)]
+            at += len(piece)
+            header = self.header + piece
+            if len(header) < 9:
+                self.header = header
+                break
+            self.header = b""
+            self.payload = int.from_bytes(header[:3], "big")
+            self.whole = start if start >= 0 and at + self.payload <= size else -1
+            frames += 1
+            self._frame(header)
+        return frames
+
+    def _frame(self, header: bytes) -> None:
+        """A frame's header read, its payload (``payload`` bytes) to come."""
+
+    def _payload(self, data: bytes, at: int, step: int) -> None:
+        """``step`` bytes of the current frame's payload, at ``at`` in ``data`` (what is
+        left of it after them: ``payload``)."""
+
+
+class FrameReader(_Frames):
+    """Reads the HTTP/2 frames a bot sends on its connection (``_Frames``); the client's
+    connection preface comes first.
 
     It counts the frames (the budget's ``FRAME_COST``), and picks out the gRPC messages the
     bot sends on its one stream (a 5-byte prefix, compressed or not and the length, then
@@ -124,14 +169,11 @@ class FrameReader:
     (gRPC ends such a connection)."""
 
     def __init__(self, message_most: int = 16 * 1024) -> None:
+        super().__init__()
         self.message_most = message_most
         """The longest message gRPC takes (the server's receive limit)."""
         self.preface = PREFACE_BYTES
         """Bytes of the connection preface still to come."""
-        self.header = b""
-        """The part of a frame's header read so far."""
-        self.payload = 0
-        """Bytes of the current frame's payload still to come."""
         self.picking = True
         """Whether messages are still picked out (False once the bot strays, for good)."""
         self.stream = 0
@@ -166,8 +208,6 @@ class FrameReader:
         self.kept: list[tuple[int, int, int]] = []
         """This read's frames gRPC need not see, whole in it: (start, end, the number of
         the last message in it), 0 for a PING or WINDOW_UPDATE."""
-        self.whole = -1
-        """Where the current frame starts in this read, if all of it is in it; else -1."""
         self.length = 0
         """The current frame's payload length."""
         self.frame_stream = 0
@@ -183,36 +223,19 @@ class FrameReader:
         self.reset = False
         """Whether the bot reset its stream (RST_STREAM)."""
 
-    def read(self, data: bytes) -> int:
+    def read(self, data: bytes, at: int = 0) -> int:
         """Read ``data``; the frames whose header completes in it."""
-        frames, at, size = 0, 0, len(data)
         self.kept, self.pinged = [], []
         if self.preface:
-            at = min(self.preface, size)
+            at = min(self.preface, len(data))
             self.preface -= at
-        while at < size:
-            if self.payload:
-                step = min(self.payload, size - at)
-                if self.gathered is not None:
-                    self.gathered += data[at:at + step]
-                self.payload -= step
-                at += step
-                if not self.payload and self.gathered is not None:
-                    self._gathered()
-                continue
-            start = -1 if self.header else at
-            piece = data[at:at + 9 - len(self.header)]
-            at += len(piece)
-            header = self.header + piece
-            if len(header) < 9:
-                self.header = header
-                break
-            self.header = b""
-            self.payload = int.from_bytes(header[:3], "big")
-            self.whole = start if start >= 0 and at + self.payload <= size else -1
-            frames += 1
-            self._frame(header)
-        return frames
+        return super().read(data, at)
+
+    def _payload(self, data: bytes, at: int, step: int) -> None:
+        if self.gathered is not None:
+            self.gathered += data[at:at + step]
+            if not self.payload:
+                self._gathered()
 
     def take(self) -> list[tuple[int, bytes]]:
         """The messages picked out since the last call, with their numbers, in order."""
@@ -364,14 +387,15 @@ class FrameReader:
         self.kept = [each for each in self.kept if not each[2]]
 
 
-class _ServerFrames:
-    """Follows the frames gRPC's server sends the bot: where one ends (the relay puts its
-    own only between two), whether the stream's response has begun, and the DATA sent,
-    which spends the windows the relay's own messages share."""
+class _ServerFrames(_Frames):
+    """Follows the frames gRPC's server sends the bot (``_Frames``): where one ends (the
+    relay puts its own only between two), whether the stream's response has begun or
+    ended, and the DATA sent, which spends the windows the relay's own messages share."""
 
     def __init__(self) -> None:
-        self.header = b""
-        self.payload = 0
+        super().__init__()
+        self.stream = 0
+        """The bot's stream (``FrameReader.stream``)."""
         self.opened = False
         """Whether gRPC sent the response's headers on the bot's stream."""
         self.sent = 0
@@ -389,35 +413,20 @@ class _ServerFrames:
         """Whether what was read so far ends where a frame may come."""
         return not self.header and not self.payload and not self.continued
 
-    def read(self, data: bytes, stream: int) -> None:
-        at, size = 0, len(data)
-        while at < size:
-            if self.payload:
-                step = min(self.payload, size - at)
-                self.payload -= step
-                at += step
-                continue
-            piece = data[at:at + 9 - len(self.header)]
-            at += len(piece)
-            header = self.header + piece
-            if len(header) < 9:
-                self.header = header
-                break
-            self.header = b""
-            length = self.payload = int.from_bytes(header[:3], "big")
-            kind, flags = header[3], header[4]
-            on_stream = stream and int.from_bytes(header[5:9], "big") & 0x7FFF_FFFF == stream
-            if kind == DATA:
-                self.sent += length
-                if on_stream:
-                    self.stream_sent += length
-            elif kind in (HEADERS, CONTINUATION):
-                self.continued = not flags & END_HEADERS
-                if on_stream and kind == HEADERS:
-                    self.ended = self.opened and bool(flags & END_STREAM)  # its trailers
-                    self.opened = True
-            elif kind == RST_STREAM and on_stream:
-                self.ended = True
+    def _frame(self, header: bytes) -> None:
+        kind, flags, length, stream = header[3], header[4], self.payload, self.stream
+        on_stream = stream and int.from_bytes(header[5:9], "big") & 0x7FFF_FFFF == stream
+        if kind == DATA:
+            self.sent += length
+            if on_stream:
+                self.stream_sent += length
+        elif kind in (HEADERS, CONTINUATION):
+            self.continued = not flags & END_HEADERS
+            if on_stream and kind == HEADERS:
+                self.ended = self.opened and bool(flags & END_STREAM)  # its trailers
+                self.opened = True
+        elif kind == RST_STREAM and on_stream:
+            self.ended = True
 
 
 def _frame_header(length: int, kind: int, flags: int, stream: int) -> bytes:
@@ -763,7 +772,8 @@ class SeatRelay:
         """What to pass on to the bot of what gRPC sent: all of it, and the relay's own
         frames once one of gRPC's ends."""
         server = self.server
-        server.read(data, self.frames.stream)
+        server.stream = self.frames.stream
+        server.read(data)
         if server.ended and (self.outgoing or self.own):  # nothing may follow its end
             self.outgoing.clear()
             self.own = b""

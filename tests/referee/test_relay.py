@@ -562,16 +562,25 @@ def test_a_bot_that_resets_its_stream_is_written_nothing_more(tmp_path: Path) ->
     eventloop.run(_with_relay(tmp_path, body))
 
 
+async def _held_back(relay: SeatRelay, path: Path, upstream: list[Any]
+                     ) -> tuple[Any, Any, Any, asyncio.Future[bool]]:
+    """A writing relay whose bot's 20-byte window (16 of it spent by gRPC's first message)
+    holds back most of a 35-byte message: the bot's reader and writer, gRPC's writer, and
+    the write under way."""
+    reader, writer, _, up_writer = await _writing_relay(
+        relay, path, upstream, 20, lambda *_: True)
+    sent = relay.write(b"r" * 30)
+    assert isinstance(sent, asyncio.Future)
+    assert (await _frame_from(reader))[0] == DATA  # the 4 bytes the window let through
+    return reader, writer, up_writer, sent
+
+
 def test_a_write_given_up_on_sends_nothing_more(tmp_path: Path) -> None:
     """Found by attack: what the windows held back of a write the match gave up on went out
     after gRPC's trailers once the bot granted more. Now nothing more is written."""
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:
-        reader, writer, _, up_writer = await _writing_relay(
-            relay, path, upstream, 20, lambda *_: True)
-        sent = relay.write(b"r" * 30)
-        assert isinstance(sent, asyncio.Future)
-        assert (await _frame_from(reader))[0] == DATA  # the 4 bytes the window let through
+        reader, writer, up_writer, sent = await _held_back(relay, path, upstream)
         relay.abandon()
         assert await sent is False and relay.write(b"more") is False
         writer.write(frame(WINDOW_UPDATE, (100).to_bytes(4, "big"), stream=1))
@@ -622,11 +631,7 @@ def test_nothing_is_written_after_grpc_ends_the_stream(tmp_path: Path) -> None:
     request back: the write fails, and what is held is never sent after the end."""
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:
-        reader, writer, _, up_writer = await _writing_relay(
-            relay, path, upstream, 20, lambda *_: True)
-        sent = relay.write(b"r" * 30)
-        assert isinstance(sent, asyncio.Future)
-        assert (await _frame_from(reader))[0] == DATA  # what the window let through
+        reader, writer, up_writer, sent = await _held_back(relay, path, upstream)
         trailers = frame(HEADERS, b"t" * 5, END_HEADERS | END_STREAM, 1)
         up_writer.write(trailers)
         assert await _frame_from(reader) == (HEADERS, END_HEADERS | END_STREAM, 1, b"t" * 5)

@@ -24,56 +24,34 @@ import os
 import socket
 import struct
 import sys
-import threading
 import time
+
+from h2raw import (
+    DATA,
+    END_HEADERS,
+    END_STREAM,
+    HEADER_BLOCK,
+    HEADERS,
+    INITIAL_WINDOW_SIZE,
+    PING,
+    PREFACE,
+    PRIORITY,
+    SETTINGS,
+    WINDOW_UPDATE,
+    Connection,
+    frame,
+    hello,
+    message,
+)
 
 from arena.protocol import pb
 
 MODE = sys.argv[1]
-DATA, HEADERS, PRIORITY, SETTINGS, PING, GOAWAY, WINDOW_UPDATE = 0, 1, 2, 4, 6, 7, 8
-END_STREAM, ACK, END_HEADERS = 1, 1, 4
-INITIAL_WINDOW_SIZE = 4
-
-
-def frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
-    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(
-        ">I", stream) + payload
-
-
-def header(name: bytes, value: bytes) -> bytes:
-    """An HPACK literal header field, not indexed, with a new name."""
-    return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
-
-
-HEADER_BLOCK = b"".join(header(name, value) for name, value in (
-    (b":method", b"POST"), (b":scheme", b"http"),
-    (b":path", b"/uno_arena.v1.RefereeService/Play"), (b":authority", b"localhost"),
-    (b"content-type", b"application/grpc"), (b"te", b"trailers")))
-
-
-def message(request: pb.PlayRequest, stream: int) -> bytes:
-    body = request.SerializeToString()
-    return frame(DATA, 0, stream, b"\x00" + struct.pack(">I", len(body)) + body)
-
-
-def grant(size: int, stream: int) -> bytes:
-    return (frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", size))
-            + frame(WINDOW_UPDATE, 0, stream, struct.pack(">I", size)))
-
-
-sock = socket.socket(socket.AF_UNIX)
-sock.connect(os.environ["ARENA_ADDRESS"].removeprefix("unix:"))
-sending = threading.Lock()
-
-
-def send(data: bytes) -> None:
-    with sending:
-        sock.sendall(data)
-
-
+connection = Connection()
+send = connection.send
 window = {"tiny-window": 7}.get(MODE)
-send(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(SETTINGS, 0, 0, b"" if window is None else
-                                                 struct.pack(">HI", INITIAL_WINDOW_SIZE, window)))
+send(PREFACE + frame(SETTINGS, 0, 0, b"" if window is None else
+                     struct.pack(">HI", INITIAL_WINDOW_SIZE, window)))
 stream = 1
 if MODE == "stray-hangup":
     send(frame(PRIORITY, 0, 1, struct.pack(">IB", 0, 15)))
@@ -81,9 +59,7 @@ if MODE == "first-stream-ended":
     send(frame(HEADERS, END_HEADERS, 1, HEADER_BLOCK) + frame(DATA, END_STREAM, 1))
     time.sleep(0.3)
     stream = 3
-hello = pb.PlayRequest(hello=pb.Hello(token=os.environ["ARENA_TOKEN"], bot_name="h2writes",
-                                      protocol_version=1))
-send(frame(HEADERS, END_HEADERS, stream, HEADER_BLOCK) + message(hello, stream))
+send(frame(HEADERS, END_HEADERS, stream, HEADER_BLOCK) + message(hello("h2writes"), stream))
 
 answered = 0
 
@@ -108,37 +84,15 @@ def answer(request_id: int) -> None:
         data += frame(WINDOW_UPDATE, 0, 0, struct.pack(">I", 0))
     send(data)
     if answered == 6 and MODE == "stray-hangup":
-        sock.shutdown(socket.SHUT_RDWR)
+        connection.sock.shutdown(socket.SHUT_RDWR)
         os._exit(0)
 
 
-received, messages = b"", b""
-with sock:
-    while chunk := sock.recv(1 << 16):
-        received += chunk
-        while len(received) >= 9 and len(received) >= 9 + int.from_bytes(received[:3], "big"):
-            size = int.from_bytes(received[:3], "big")
-            kind, flags, on = received[3], received[4], int.from_bytes(received[5:9], "big")
-            payload, received = received[9:9 + size], received[9 + size:]
-            if kind == SETTINGS and not flags & ACK:
-                send(frame(SETTINGS, ACK, 0))
-            elif kind == PING and not flags & ACK:
-                send(frame(PING, ACK, 0, payload))
-            elif kind == GOAWAY:
-                sys.exit(f"GOAWAY {payload[8:]!r}")
-            elif kind == DATA:
-                if on != stream:
-                    sys.exit(f"DATA on stream {on}, not {stream}")
-                if size:
-                    send(grant(size, stream))
-                messages += payload
-                while len(messages) >= 5 and len(messages) >= 5 + int.from_bytes(
-                        messages[1:5], "big"):
-                    length = int.from_bytes(messages[1:5], "big")
-                    response = pb.PlayResponse.FromString(messages[5:5 + length])
-                    messages = messages[5 + length:]
-                    if response.HasField("decision_request"):
-                        answer(response.decision_request.request_id)
-                    elif response.HasField("match_end"):
-                        send(frame(DATA, END_STREAM, stream))
-                        sys.exit(0)
+for response in connection.responses(stream):
+    if response.HasField("decision_request"):
+        answer(response.decision_request.request_id)
+    elif response.HasField("match_end"):
+        send(frame(DATA, END_STREAM, stream))
+        sys.exit(0)
+if connection.goaway:
+    sys.exit(f"GOAWAY {connection.goaway[8:]!r}")
