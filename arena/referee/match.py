@@ -392,8 +392,10 @@ class _Servicer(pb_grpc.RefereeServiceServicer):
             # Not on a call with a deadline (grpc-timeout): gRPC cancels it at the deadline
             # and drops what it has not read, which the relay may have picked out already
             # (found by re-attack: an answer sent at the deadline was applied).
-            connection.relay.seated(None if context.time_remaining() is not None else
-                                    functools.partial(_picked, referee, seat, connection))
+            connection.relay.seated(
+                None if context.time_remaining() is not None else
+                functools.partial(_picked, referee, seat, connection),
+                functools.partial(_handed_on, referee, seat))
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
         inbox = connection.inbox
@@ -453,12 +455,23 @@ def _picked(referee: _Referee, seat: int, connection: _Connection, number: int,
         return False
     message = _deserialize(data)
     if not connection.inbox.admit(time.perf_counter(), message, message.ByteSize()):
+        # Recorded now, before the match can ask this seat and strike what it holds as out
+        # of turn (found in CI: gRPC's reading, no longer fed the messages before, came
+        # later); gRPC's reading of this one cuts the bot off.
+        referee.floods.append((seat, INBOX_FLOOD))
         return False
     connection.taken = number
+    return True
+
+
+def _handed_on(referee: _Referee, seat: int) -> None:
+    """The seat's relay handed on what it read, the match took some: play on if it waits
+    for that seat (at once: ``drive_now``). Not at each message: a second one in the same
+    read, sent before its request could have been read, is then struck as out of turn
+    rather than taken as that request's answer (found by re-attack)."""
     driver = referee.driver
     if driver is not None and driver.waiting_on == seat:
         driver.drive_now()
-    return True
 
 
 class _Referee:
@@ -793,6 +806,9 @@ class _MatchLoop:
         """The task playing the match on, or the last one."""
         self.writing: _Pending | None = None
         """The decision whose request ``driving`` is writing."""
+        self.started = True
+        """Whether ``driving`` has begun (a task ``drive_now`` handed a write to may not
+        have yet)."""
         self.done: asyncio.Future[None] | None = None
         self.drivers: set[asyncio.Task[None]] = set()
         self.timer: asyncio.TimerHandle | None = None
@@ -1051,10 +1067,17 @@ class _MatchLoop:
     def drive_soon(self, first: _Pending | None = None,
                    sending: asyncio.Future[bool] | None = None) -> None:
         """Play on in a task of its own (at the start, after a timeout, a hang-up; or from
-        ``drive_now``'s ``first`` request, whose write is under way when ``sending``)."""
+        ``drive_now``'s ``first`` request, whose write is under way when ``sending``: the
+        task then takes over its ``busy``, so that nothing plays on meanwhile and the request
+        cannot go stale, found by re-attack)."""
         if self.done is None or self.done.done():
+            if first is not None:
+                self.busy = False
             return
-        task = self.loop.create_task(self.drive(first=first, sending=sending))
+        task = self.loop.create_task(self.drive(first=first, sending=sending,
+                                                owned=first is not None))
+        if first is not None:
+            self.writing, self.driving, self.started = first, task, False
         self.drivers.add(task)
         task.add_done_callback(self.drivers.discard)
 
@@ -1084,14 +1107,14 @@ class _MatchLoop:
             pending = None
             if not done.done():
                 done.set_exception(error)
-        finally:
+        if pending is None:
             self.busy = False
-        if pending is not None:
+        else:  # still busy: the task takes it over
             self.drive_soon(pending, None if isinstance(sent, bool) else sent)
 
     async def drive(self, task: asyncio.Task[Any] | None = None,
                     first: _Pending | None = None,
-                    sending: asyncio.Future[bool] | None = None) -> None:
+                    sending: asyncio.Future[bool] | None = None, owned: bool = False) -> None:
         """Play on until a bot must answer, sending each request on the way; an error ends
         the match (``done``). Run by the stream reader that received the answer from gRPC,
         or in a task of its own (``drive_soon``, ``drive_now``; from ``first``, its write
@@ -1099,9 +1122,9 @@ class _MatchLoop:
         waits in the inboxes, and the timer only marks its decision expired, both seen by
         ``_advance`` once the write in progress is done."""
         done = self.done
-        if self.busy or done is None:
+        if (self.busy and not owned) or done is None:
             return
-        self.busy = True
+        self.busy, self.started = True, True
         # The task running this (the stream reader's, passed in). Asking asyncio for the
         # running loop costs a getpid system call (3% of the referee's thread in a match,
         # profiled): it is given the loop.
@@ -1259,7 +1282,12 @@ class _MatchLoop:
             self._set_timer(pending.give_up, now)
 
     def _cut_off(self, pending: _Pending) -> None:
-        """Cancel the write of ``pending``'s request, if it is still going (``drive``)."""
+        """Cancel the write of ``pending``'s request, if it is still going (``drive``); once
+        the task handed it (``drive_soon``) has begun, cancelled before its first step it
+        would never let ``busy`` go."""
+        if self.writing is pending and not self.started:
+            self.loop.call_soon(self._cut_off, pending)
+            return
         if self.writing is pending and self.driving is not None:
             pending.stalled = True
             self.driving.cancel()

@@ -514,6 +514,10 @@ class SeatRelay:
         self.on_message: Callable[[int, bytes], bool] | None = None
         """Told each message the seated bot sends, as it passes (``FrameReader``): whether
         the match took it."""
+        self.on_read: Callable[[], None] | None = None
+        """Told once a read's messages are all handed on, if the match took one: only then
+        may it play on (found by re-attack: playing on at the first, a guess at the next
+        request's answer in the same read was taken as that answer)."""
         self.balance = BUDGET_BYTES
         """Bytes the bot may still send (refilled by ``grant``)."""
         self.received = 0
@@ -565,7 +569,8 @@ class SeatRelay:
         self.balance = BUDGET_BYTES if balance > BUDGET_BYTES else balance
         self.frames.granted()
 
-    def seated(self, on_message: Callable[[int, bytes], bool] | None = None) -> None:
+    def seated(self, on_message: Callable[[int, bytes], bool] | None = None,
+               on_read: Callable[[], None] | None = None) -> None:
         """The bot said hello with its seat's one-time token: no other connection can ever
         serve the seat, so none is taken (found by re-attack: a bot that kept a handle on
         its socket's path reconnected 25,000 times during a match after its folder was
@@ -576,6 +581,7 @@ class SeatRelay:
         # Which connection the hello came by is gRPC's to know: after a bot reconnected,
         # the one relayed now may not be it. Then nothing is picked out (found by review).
         self.on_message = on_message if self.connections == 1 else None
+        self.on_read = on_read
         frames = self.frames
         if self.on_message is None:
             frames.stop()  # nobody to hand messages to: count only
@@ -720,10 +726,13 @@ class SeatRelay:
             self.end()
             self.on_flood(self.received)
             return None
+        taken = False
         if frames.ready:
             on_message = self.on_message
             for number, message in frames.take():
-                if on_message is None or not on_message(number, message):
+                if on_message is not None and on_message(number, message):
+                    taken = True
+                else:
                     frames.not_taken(number)
         granted = frames.granted_bytes
         if granted[0] or granted[1]:
@@ -735,10 +744,15 @@ class SeatRelay:
                 return None
         if frames.kept:
             data = self._keep(data, frames.kept)
-        if self.writing and (frames.pinged or self.credit >= CREDIT_MOST
-                             or (self.outgoing and (granted[0] or granted[1]))):
+        # Kept bytes are granted back with the next message, or now past CREDIT_MOST: also
+        # before the relay writes (found in CI: a bot's messages kept before its first
+        # request were never granted back, and its window shut at 64 KB).
+        if self.credit >= CREDIT_MOST or (self.writing and (
+                frames.pinged or (self.outgoing and (granted[0] or granted[1])))):
             self._emit(b"".join(_frame_header(8, PING, ACK, 0) + payload
-                                for payload in frames.pinged))
+                                for payload in frames.pinged) if self.writing else b"")
+        if taken and self.on_read is not None and self.legs is not None:
+            self.on_read()  # (the read's grants and kept frames counted first)
         return data
 
     def _overflowed(self) -> bool:

@@ -642,3 +642,56 @@ def test_nothing_is_written_after_grpc_ends_the_stream(tmp_path: Path) -> None:
         assert await _frame_from(reader) == (PING, ACK, 0, bytes(8))
 
     eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_the_match_is_told_once_a_reads_messages_are_all_handed_on(tmp_path: Path) -> None:
+    """Found by re-attack: told at each message, the match played on at the first, and a
+    guess at the next request's answer in the same read was taken as that answer. Now
+    ``on_read`` comes once, after every message of the read (and only if one was taken)."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        _, writer = await _connect(path)
+        up_reader, _ = await _upstream(upstream)
+        handed: list[int] = []
+        told: list[list[int]] = []
+        hello = opening() + frame(DATA, message(HELLO), stream=1)
+        writer.write(hello)
+        assert await up_reader.readexactly(len(hello)) == hello
+        relay.seated(lambda number, _: handed.append(number) is None and number != 4,
+                     lambda: told.append(list(handed)))
+        writer.write(frame(DATA, message(ANSWER), stream=1)
+                     + frame(DATA, message(THIRD), stream=1))
+        await _marker(writer, up_reader)
+        assert told == [[2, 3]]
+        fourth = frame(DATA, message(ANSWER), stream=1)  # not taken: no word of it
+        writer.write(fourth)
+        assert await asyncio.wait_for(up_reader.readexactly(len(fourth)), 10) == fourth
+        assert told == [[2, 3]] and handed == [2, 3, 4]
+        writer.close()
+
+    eventloop.run(_with_relay(tmp_path, body))
+
+
+def test_kept_bytes_are_granted_back_before_the_relay_writes(tmp_path: Path) -> None:
+    """Found in CI: a bot's messages kept from gRPC before its first request (the relay not
+    writing yet) were never granted back, and its window shut at 64 KB: a flood of it
+    could not reach the inbox's limit, and its messages were struck one by one instead.
+    Past ``CREDIT_MOST`` they are granted back at once, writing or not."""
+    async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
+                   ) -> None:
+        reader, writer = await _connect(path)
+        up_reader, _ = await _upstream(upstream)
+        hello = opening() + frame(DATA, message(HELLO), stream=1)
+        writer.write(hello)
+        assert await up_reader.readexactly(len(hello)) == hello
+        relay.seated(lambda *_: True)
+        assert not relay.writes_itself()
+        big = message(b"x" * 10_000)
+        writer.write(frame(DATA, big, stream=1))  # kept, 10 KB: not yet
+        writer.write(frame(DATA, big, stream=1))  # kept, 20 KB in all: granted back
+        granted = (2 * len(big)).to_bytes(4, "big")
+        assert [await _frame_from(reader) for _ in range(2)] == [
+            (WINDOW_UPDATE, 0, 0, granted), (WINDOW_UPDATE, 0, 1, granted)]
+        assert relay.kept == 2
+
+    eventloop.run(_with_relay(tmp_path, body))

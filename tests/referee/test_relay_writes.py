@@ -7,13 +7,16 @@ stream is the plain one; one that breaks them is cut off as gRPC would cut it of
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
 import pytest
 
+from arena.referee import eventloop
 from arena.referee.faults import FaultKind
 from arena.referee.limits import Limits
+from arena.referee.match import MatchSpec, run_match
 from arena.referee.relay import SeatRelay
 from arena.rules.options import RuleOptions
 from arena.sandbox import BotManifest
@@ -89,4 +92,26 @@ def test_a_hang_up_mid_write_does_not_drop_the_other_bots_request(
     stray, tiny = outcome.seats
     assert [f.kind for f in stray.faults] == [FaultKind.DISCONNECTED]
     assert tiny.faults == [] and tiny.decisions > 20, tiny.faults
+    tracker.assert_none_left()
+
+
+@pytest.mark.parametrize("other", ["greedy", "deadline"])
+def test_an_answer_guessed_ahead_is_struck_and_nothing_goes_stale(
+        tracker: Tracker, other: str) -> None:
+    """Found by re-attack: a bot whose window held its requests back sent, with the Wild it
+    played, a guess at its next request's answer (its colour) in the same write. Played on
+    at the first message, the match took the guess as the answer while a task still waited
+    to write that request: the other bot's requests went unwritten (TIMEOUT, then the strike
+    limit), or the match waited for ever. Now the match plays on once the read is all
+    handed on, and a guess sent before its request is struck out of turn, as gRPC's
+    reading always had it. (``deadline``: a bot whose requests gRPC writes.)"""
+    opponent = sample("greedy") if other == "greedy" else misbehaving("deadline")
+    spec = MatchSpec("ahead", 3, 2, SHORT, Limits(decision_deadline=1.0, time_bank=2.0,
+                                                  hello_timeout=5.0))
+    outcome = eventloop.run(asyncio.wait_for(run_match(spec, [
+        tracker.seat(h2writes("wild-ahead"), "ahead"), tracker.seat(opponent, other)]), 60))
+    ahead, good = outcome.seats
+    assert good.faults == [] and good.decisions > 20, good.faults
+    kinds = [f.kind for f in ahead.faults]
+    assert kinds and set(kinds) <= {FaultKind.OUT_OF_TURN}, ahead.faults
     tracker.assert_none_left()

@@ -13,6 +13,9 @@ reads as a plain client does; each MODE bends one thing a client may do (or must
 - ``shrink``: at its fifth answer, its initial window cut to 0, then 50 bytes granted;
 - ``zero-grant``: at its fifth answer, a WINDOW_UPDATE of 0, a protocol error for which
   gRPC ends the connection (so must the relay, which keeps grants from gRPC);
+- ``wild-ahead``: a 7-byte window, and when it plays a Wild (its next decision surely its
+  own colour), a guess at that next request's answer in the same write, before the request
+  could have been read (three times): struck out of turn, never taken as the answer;
 - ``stray-hangup``: a PRIORITY frame first (off the plain path: gRPC reads its answers, and
   the match plays on in its stream's task), then at its sixth answer it hangs up, which
   cancels that task while it may be writing the other bot's request.
@@ -49,7 +52,7 @@ from arena.protocol import pb
 MODE = sys.argv[1]
 connection = Connection()
 send = connection.send
-window = {"tiny-window": 7}.get(MODE)
+window = {"tiny-window": 7, "wild-ahead": 7}.get(MODE)
 send(PREFACE + frame(SETTINGS, 0, 0, b"" if window is None else
                      struct.pack(">HI", INITIAL_WINDOW_SIZE, window)))
 stream = 1
@@ -61,14 +64,29 @@ if MODE == "first-stream-ended":
     stream = 3
 send(frame(HEADERS, END_HEADERS, stream, HEADER_BLOCK) + message(hello("h2writes"), stream))
 
-answered = 0
+answered = guessed = 0
 
 
-def answer(request_id: int) -> None:
-    global answered
+def wild(request: pb.DecisionRequest) -> int | None:
+    """The index of a Wild it may play, with more than two cards in its hand."""
+    if request.kind != pb.DECISION_KIND_PLAY_OR_DRAW or len(request.observation.hand) <= 2:
+        return None
+    return next((index for index, action in enumerate(request.legal_actions)
+                 if action.kind == pb.ACTION_KIND_PLAY
+                 and action.card.kind == pb.CARD_KIND_WILD), None)
+
+
+def answer(request: pb.DecisionRequest) -> None:
+    global answered, guessed
     answered += 1
-    data = message(pb.PlayRequest(decision=pb.Decision(request_id=request_id, action_index=0)),
-                   stream)
+    request_id = request.request_id
+    index = wild(request) if MODE == "wild-ahead" and guessed < 3 else None
+    data = message(pb.PlayRequest(decision=pb.Decision(request_id=request_id,
+                                                       action_index=index or 0)), stream)
+    if index is not None:
+        guessed += 1
+        data += message(pb.PlayRequest(decision=pb.Decision(request_id=request_id + 1,
+                                                            action_index=0)), stream)
     if answered >= 3 and MODE == "ping-split":
         ping = frame(PING, 0, 0, b"12345678")
         send(ping[:5])
@@ -90,7 +108,7 @@ def answer(request_id: int) -> None:
 
 for response in connection.responses(stream):
     if response.HasField("decision_request"):
-        answer(response.decision_request.request_id)
+        answer(response.decision_request)
     elif response.HasField("match_end"):
         send(frame(DATA, END_STREAM, stream))
         sys.exit(0)
