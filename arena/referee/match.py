@@ -943,6 +943,7 @@ class _MatchLoop:
                     strike_limit=spec.limits.strike_limit),
                 seed=self.chance.seat_seed(seat), protocol_version=PROTOCOL_VERSION)
             if not await connection.send(pb.PlayResponse(match_start=start)):
+                self._record_floods()  # why, if it flooded (found by re-attack)
                 self._fault(seat, FaultKind.DISCONNECTED, "stream closed before match start")
         self._off_turn(self.processes)
         match = self.match

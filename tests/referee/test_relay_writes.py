@@ -115,3 +115,22 @@ def test_an_answer_guessed_ahead_is_struck_and_nothing_goes_stale(
     kinds = [f.kind for f in ahead.faults]
     assert kinds and set(kinds) <= {FaultKind.OUT_OF_TURN}, ahead.faults
     tracker.assert_none_left()
+
+
+@pytest.mark.parametrize("seed", [0, 2, 11])
+def test_a_flood_before_the_match_starts_is_recorded_as_one(tracker: Tracker,
+                                                              seed: int) -> None:
+    """Found by re-attack: the relay records an inbox overflow at once, which can be before
+    the match's start is sent; gRPC then cuts the stream, the start's write fails, and the
+    flood was dropped for "stream closed before match start". Its stream closed because it
+    flooded: that is what the record says (or, when its junk was read as answers first,
+    the strikes it earned)."""
+    spec = MatchSpec(f"flood-{seed}", seed, 2, RuleOptions(target_score=100),
+                     Limits(decision_deadline=1.5, time_bank=6.0, hello_timeout=5.0))
+    outcome = eventloop.run(asyncio.wait_for(run_match(spec, [
+        tracker.seat(h2writes("tiny-window"), "tiny"),
+        tracker.seat(misbehaving("flood"), "flood")]), 60))
+    tiny, flood = outcome.seats
+    assert tiny.faults == []
+    assert flood.disqualified and FaultKind.DISCONNECTED not in [f.kind for f in flood.faults]
+    tracker.assert_none_left()
