@@ -1084,7 +1084,7 @@ class _MatchLoop:
 
     def drive_now(self) -> None:
         """Play on at once, in the turn of the loop the answer came in (the seat's relay
-        hands it on as it passes, ``_picked``), while each request goes straight into its
+        handed on a read's messages, ``_handed_on``), while each request goes straight into its
         bot's socket (the relay's writing: nothing to wait for); the rest in a task of its
         own from the request that must wait (a task less a decision, and a turn of the
         loop)."""
