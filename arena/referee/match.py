@@ -448,9 +448,9 @@ def _picked(referee: _Referee, seat: int, connection: _Connection, number: int,
             data: bytes) -> bool:
     """The seat's relay saw the bot send its stream's message ``number``: the match takes
     it now if it is the next one (gRPC's reading brings what the relay does not pick out,
-    and the copies of what it passes on), and plays on if it was waiting for it; whether
-    it took it. A message that would overflow the inbox is left to gRPC's reading, which
-    cuts the bot off."""
+    and the copies of what it passes on); whether it took it. Playing on waits for the
+    read's end (``_handed_on``). A message that would overflow the inbox is recorded as a
+    flood and left to gRPC's reading, which cuts the bot off."""
     if number != connection.taken + 1 or not connection.alive:
         return False
     message = _deserialize(data)

@@ -64,8 +64,9 @@ PREFACE_BYTES = 24
 
 DATA, HEADERS, RST_STREAM, SETTINGS, PING, WINDOW_UPDATE, CONTINUATION = (
     0x0, 0x1, 0x3, 0x4, 0x6, 0x8, 0x9)
-"""The HTTP/2 frame types of the plain path (RFC 9113, section 6): any other (PRIORITY,
-RST_STREAM, PUSH_PROMISE, GOAWAY, unknown types) ends the picking."""
+"""The HTTP/2 frame types the relay looks into (RFC 9113, section 6). All but RST_STREAM
+are the plain path's: any other (RST_STREAM, PRIORITY, PUSH_PROMISE, GOAWAY, unknown
+types) ends the picking."""
 END_HEADERS, ACK, END_STREAM = 0x4, 0x1, 0x1
 INITIAL_WINDOW_SIZE = 0x4
 """The SETTINGS identifier of a peer's initial stream window (RFC 9113, 6.5.2)."""
@@ -77,7 +78,7 @@ goes first (a grant rides along with the next one): far within the window it sen
 FRAME_PAYLOAD_MOST = 16 * 1024
 """The largest frame a client may send gRPC's server (SETTINGS_MAX_FRAME_SIZE's default,
 which it keeps)."""
-STREAM_WINDOW = 65_535
+STREAM_WINDOW = DEFAULT_WINDOW
 """The DATA a client may send before gRPC's server grants more (its initial windows, which
 it keeps: no bandwidth probe); the reader does not follow the grants, and stops there."""
 WINDOW_MOST = (1 << 31) - 1
@@ -208,8 +209,6 @@ class FrameReader(_Frames):
         self.kept: list[tuple[int, int, int]] = []
         """This read's frames gRPC need not see, whole in it: (start, end, the number of
         the last message in it), 0 for a PING or WINDOW_UPDATE."""
-        self.length = 0
-        """The current frame's payload length."""
         self.frame_stream = 0
         """The current frame's stream."""
         self.granted_bytes = [0, 0]
@@ -245,7 +244,6 @@ class FrameReader(_Frames):
     def _frame(self, header: bytes) -> None:
         kind, flags, length = header[3], header[4], self.payload
         stream = self.frame_stream = int.from_bytes(header[5:9], "big") & 0x7FFF_FFFF
-        self.length = length
         if self.picking and not self._plain(kind, flags, length, stream):
             self.stop()
         # What the relay follows whether or not it picks: the flow control its own messages
@@ -342,7 +340,7 @@ class FrameReader(_Frames):
                 self.increments += increment
                 if not increment or self.increments > WINDOW_GRANTS_MOST:
                     self.stop()
-            if stream == 0 or (stream and stream == self.stream):
+            if stream in (0, self.stream):
                 self.granted_bytes[stream != 0] += increment
                 if whole >= 0 and increment:  # (gRPC ends the connection for a grant of 0)
                     self.kept.append((whole, whole + 13, 0))
@@ -624,9 +622,13 @@ class SeatRelay:
     def abandon(self) -> None:
         """The match gave up on a write the bot did not take: nothing more is written to
         it (found by attack: what was held back went out after gRPC's trailers)."""
+        self.may_write = False
+        self._drop_unsent()
+
+    def _drop_unsent(self) -> None:
+        """Nothing held back is written: the write under way never ends in the socket."""
         self.outgoing.clear()
         self.own = b""
-        self.may_write = False
         self._all_sent(False)
 
     def _check_sent(self) -> None:
@@ -655,8 +657,7 @@ class SeatRelay:
                          + _frame_header(4, WINDOW_UPDATE, 0, stream) + grant)
         outgoing = self.outgoing
         if outgoing:
-            server, granted = self.server, self.granted
-            room = min(granted[0] - server.sent, granted[1] - server.stream_sent) - self.written
+            room = min(self._windows())
             while outgoing and room > 0:
                 size = min(len(outgoing), room, FRAME_PAYLOAD_MOST)
                 parts.append(_frame_header(size, DATA, 0, stream) + bytes(outgoing[:size]))
@@ -755,12 +756,16 @@ class SeatRelay:
             self.on_read()  # (the read's grants and kept frames counted first)
         return data
 
+    def _windows(self) -> tuple[int, int]:
+        """What the bot's windows let be sent to it now: on the connection, on its stream
+        (its grants less gRPC's DATA and the relay's)."""
+        server, granted, written = self.server, self.granted, self.written
+        return granted[0] - server.sent - written, granted[1] - server.stream_sent - written
+
     def _overflowed(self) -> bool:
         """Whether the bot granted more than a window may hold (RFC 9113, 6.9.1), which
         gRPC, kept from its grants once the relay writes, no longer sees."""
-        server, granted, written = self.server, self.granted, self.written
-        return max(granted[0] - server.sent, granted[1] - server.stream_sent) - written \
-            > WINDOW_MOST
+        return max(self._windows()) > WINDOW_MOST
 
     def _keep(self, data: bytes, kept: list[tuple[int, int, int]]) -> bytes:
         """``data`` without the frames gRPC need not see: the DATA frames of the messages
@@ -789,9 +794,7 @@ class SeatRelay:
         server.stream = self.frames.stream
         server.read(data)
         if server.ended and (self.outgoing or self.own):  # nothing may follow its end
-            self.outgoing.clear()
-            self.own = b""
-            self._all_sent(False)
+            self._drop_unsent()
         elif self.own and server.between:
             data, self.own = data + self.own, b""
         return data
@@ -833,9 +836,7 @@ class SeatRelay:
         legs, self.legs = self.legs, None
         if legs is None:
             return
-        self.outgoing.clear()
-        self.own = b""
-        self._all_sent(False)
+        self._drop_unsent()
         for sock in (legs[0].source, legs[0].sink):
             if sock.fileno() >= 0:
                 self.loop.remove_reader(sock.fileno())

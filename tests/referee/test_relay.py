@@ -68,11 +68,19 @@ async def _upstream(upstream: list[tuple[asyncio.StreamReader, asyncio.StreamWri
     raise AssertionError("the relay did not connect upstream")
 
 
+async def _connected(path: Path, upstream: list[tuple[asyncio.StreamReader,
+                                                      asyncio.StreamWriter]]
+                     ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter,
+                                asyncio.StreamReader, asyncio.StreamWriter]:
+    """A bot connected to the relay: its reader and writer, and the relayed connection's
+    ends upstream (gRPC's)."""
+    return (*await _connect(path), *await _upstream(upstream))
+
+
 def test_bytes_pass_both_ways_and_a_shut_side_is_passed_on(tmp_path: Path) -> None:
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:
-        reader, writer = await _connect(path)
-        up_reader, up_writer = await _upstream(upstream)
+        reader, writer, up_reader, up_writer = await _connected(path, upstream)
         writer.write(b"hello referee")
         assert await up_reader.readexactly(13) == b"hello referee"
         up_writer.write(b"a request")
@@ -273,8 +281,7 @@ def test_a_bot_over_its_budget_is_cut_off_once_and_a_request_refills_it(
         tmp_path: Path) -> None:
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:
-        reader, writer = await _connect(path)
-        up_reader, _ = await _upstream(upstream)
+        reader, writer, up_reader, _ = await _connected(path, upstream)
         first = PREFACE + frame(0, b"x" * (BUDGET_BYTES - len(PREFACE) - 9 - FRAME_COST))
         writer.write(first)  # all of the budget: a frame's bytes and its cost
         assert await up_reader.readexactly(len(first)) == first
@@ -358,8 +365,7 @@ def test_a_seated_bot_is_the_seats_only_connection(tmp_path: Path) -> None:
     while the one that said hello goes on."""
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:
-        reader, writer = await _connect(path)
-        up_reader, up_writer = await _upstream(upstream)
+        reader, writer, up_reader, up_writer = await _connected(path, upstream)
         relay.seated()
         with pytest.raises(OSError):  # refused: nobody listens on the path any more
             await _connect(path)
@@ -390,8 +396,7 @@ def test_a_seated_bots_messages_are_handed_on_as_they_pass(tmp_path: Path) -> No
     read that takes the bot past its budget."""
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:
-        reader, writer = await _connect(path)
-        up_reader, _ = await _upstream(upstream)
+        reader, writer, up_reader, _ = await _connected(path, upstream)
         handed = await _seat_and_answer(relay, writer, up_reader)
         assert handed == [(2, ANSWER)]  # as it was passed on
         writer.write(frame(DATA, message(THIRD) + bytes(BUDGET_BYTES), stream=1))
@@ -437,16 +442,25 @@ async def _frame_from(reader: asyncio.StreamReader) -> tuple[int, int, int, byte
     return header[3], header[4], int.from_bytes(header[5:], "big"), payload
 
 
-async def _writing_relay(relay: SeatRelay, path: Path, upstream: list[Any], window: int,
-                         take: Callable[[int, bytes], bool]) -> tuple[Any, Any, Any, Any]:
-    """A bot seated (its hello read and ``take`` told its messages), gRPC's response begun
-    (its headers and first message passed to the bot): the relay writes from then on."""
-    reader, writer = await _connect(path)
-    up_reader, up_writer = await _upstream(upstream)
+async def _seated(relay: SeatRelay, path: Path, upstream: list[Any], window: int,
+                  take: Callable[[int, bytes], bool],
+                  on_read: Callable[[], None] | None = None) -> tuple[Any, Any, Any, Any]:
+    """A bot connected with a stream window of ``window``, its hello passed on to gRPC, then
+    seated (``take`` told its messages, ``on_read`` each read's end): the bot's reader and
+    writer, gRPC's."""
+    reader, writer, up_reader, up_writer = await _connected(path, upstream)
     hello = opening(window) + frame(DATA, message(HELLO), stream=1)
     writer.write(hello)
     assert await up_reader.readexactly(len(hello)) == hello
-    relay.seated(take)
+    relay.seated(take, on_read)
+    return reader, writer, up_reader, up_writer
+
+
+async def _writing_relay(relay: SeatRelay, path: Path, upstream: list[Any], window: int,
+                         take: Callable[[int, bytes], bool]) -> tuple[Any, Any, Any, Any]:
+    """A bot seated (``_seated``), gRPC's response begun (its headers and first message
+    passed to the bot): the relay writes from then on."""
+    reader, writer, up_reader, up_writer = await _seated(relay, path, upstream, window, take)
     assert not relay.writes_itself(), "not before gRPC's response has begun"
     relay.to_grpc += len(START)
     response = frame(HEADERS, b"h" * 10, END_HEADERS, 1) + frame(DATA, START, stream=1)
@@ -650,15 +664,12 @@ def test_the_match_is_told_once_a_reads_messages_are_all_handed_on(tmp_path: Pat
     ``on_read`` comes once, after every message of the read (and only if one was taken)."""
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:
-        _, writer = await _connect(path)
-        up_reader, _ = await _upstream(upstream)
         handed: list[int] = []
         told: list[list[int]] = []
-        hello = opening() + frame(DATA, message(HELLO), stream=1)
-        writer.write(hello)
-        assert await up_reader.readexactly(len(hello)) == hello
-        relay.seated(lambda number, _: handed.append(number) is None and number != 4,
-                     lambda: told.append(list(handed)))
+        _, writer, up_reader, _ = await _seated(
+            relay, path, upstream, 0x400000,
+            lambda number, _: handed.append(number) is None and number != 4,
+            lambda: told.append(list(handed)))
         writer.write(frame(DATA, message(ANSWER), stream=1)
                      + frame(DATA, message(THIRD), stream=1))
         await _marker(writer, up_reader)
@@ -679,12 +690,8 @@ def test_kept_bytes_are_granted_back_before_the_relay_writes(tmp_path: Path) -> 
     Past ``CREDIT_MOST`` they are granted back at once, writing or not."""
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:
-        reader, writer = await _connect(path)
-        up_reader, _ = await _upstream(upstream)
-        hello = opening() + frame(DATA, message(HELLO), stream=1)
-        writer.write(hello)
-        assert await up_reader.readexactly(len(hello)) == hello
-        relay.seated(lambda *_: True)
+        reader, writer, _, _ = await _seated(relay, path, upstream, 0x400000,
+                                             lambda *_: True)
         assert not relay.writes_itself()
         big = message(b"x" * 10_000)
         writer.write(frame(DATA, big, stream=1))  # kept, 10 KB: not yet
