@@ -1,27 +1,26 @@
-"""What the referee adds over its transport.
+"""What the referee adds over its transport, and what a dripping bot costs it.
 
 In one run, measured side by side:
 
 1. a full 2-player match to 500 between two Python sample bots (strategist, greedy) as real
    processes over the referee: wall time per decision, start-up excluded;
 2. a bare gRPC ping-pong over the same transport (grpc.aio server on a Unix socket, on the
-   event loop matches run on (uvloop's, ``arena.referee.eventloop``), a separate Python
-   client process with the SDK's grpc.aio streaming loop), replaying the same message
-   sizes: the referee's decision requests one way, the bot's decisions the other;
+   event loop matches run on, ``arena.referee.eventloop``; a separate Python client process
+   with the SDK's grpc.aio streaming loop), replaying the same message sizes;
 3. the same ping-pong with two clients alternating, as a 2-player match does, and with two
    clients that also do the bot's work (the SDK's conversions and the strategist's
    decision), which leaves the referee as the only difference;
 4. the ratio to the two clients doing the bot's work, which is what the referee alone adds
-   (target <= 1.2), seconds per match to 500, and the split of a decision's time into
-   transport, bot (policy + SDK conversions) and referee; the referee's part split again
-   into its own work (the real match loop over streams that answer at once: engine, wire
-   bytes, log, bookkeeping) and what asyncio and gRPC add on the answer's path; the match
-   log's share (its lines re-written in a hot loop: each decision's line carries the seat's
-   view as on the wire, issue 22), encoded once the bots have played;
-5. what the referee's Python costs in the match's rhythm: the CPU of its event loop's
-   thread per decision in play next to the working ping-pong server's, and the same match
-   played again with no log, and with its log encoded after each request (as before
-   stop 35, when it was not held until the match was played).
+   (target <= 1.6), seconds per match to 500, and the split of a decision's time into
+   transport, bot and referee; the referee's part split again into its own work (the real
+   match loop over streams that answer at once: engine, wire bytes, log, bookkeeping) and
+   what asyncio, gRPC and the seat's relay add on the answer's path;
+5. the CPU of the referee's event-loop thread per decision in play next to the working
+   ping-pong server's; the same match with no log, and with its log encoded after each
+   request rather than once the bots have played;
+6. the referee process's CPU per decision (every thread) against a raw HTTP/2 bot that
+   plays plainly and against one that drips every other answer a byte a write (target:
+   at most twice the plain figure).
 
 Run: ``python -m benchmarks.referee [--matches N]``.
 """
@@ -55,14 +54,16 @@ from arena.protocol.convert import (
 )
 from arena.protocol.wire import decision_request_bytes, event_entry
 from arena.referee import eventloop
-from arena.referee import match as referee_module
+from arena.referee import loop as loop_module
+from arena.referee.connection import Connection
 from arena.referee.limits import Limits
 from arena.referee.log import MatchLogWriter, decode_answer, read_log
+from arena.referee.loop import MatchLoop
 from arena.referee.match import MatchOutcome, MatchSpec, run_match
-from arena.referee.relay import SeatRelay
+from arena.referee.servicer import Seating
 from arena.rules import Match
 from arena.rules import events as ev
-from arena.sandbox import PlainLauncher, load_manifest
+from arena.sandbox import BotManifest, PlainLauncher, load_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ("strategist", "greedy")
@@ -161,75 +162,39 @@ async def ping_pong_cpu(requests: list[pb.PlayResponse], clients: int = 1,
 
 
 class _PlayCPU:
-    """The CPU seconds of the referee's event-loop thread from its first decision to the
-    match's end (start-up and hand-shakes excluded), and the seconds spent between an
-    answer's arrival and the next request's sending (``_MatchLoop._advance``: the rules,
-    the request's bytes, the bookkeeping; what a bot waits for), and the answers the match
-    took from the seats' relays as they passed (``_picked``) and the requests the relays
-    wrote themselves (``SeatRelay.write``), read by wrapping the match loop."""
+    """The CPU seconds of the referee's event-loop thread from the match's start to its
+    end (start-up and hand-shakes excluded), read by wrapping the match loop."""
 
     def __init__(self) -> None:
         self.started: float | None = None
         self.seconds = 0.0
-        self.advancing = 0.0
-        self.picked = 0
-        self.relay_writes = 0
 
     def __enter__(self) -> _PlayCPU:
-        loop_class = referee_module._MatchLoop
-        self.saved = loop_class.drive_soon, loop_class._finish, loop_class._advance
-        self.saved_picked = hand_on = referee_module._picked
-        self.saved_write = relay_write = SeatRelay.write
-        drive_soon, finish, advance = self.saved
+        self.saved = MatchLoop._start, MatchLoop._finish
+        start, finish = self.saved
         marks = self
 
-        def counted_write(relay: SeatRelay, message: bytes) -> Any:
-            marks.relay_writes += 1
-            return relay_write(relay, message)
+        async def started(loop: MatchLoop) -> None:  # (the loop's own methods, wrapped)
+            await start(loop)
+            marks.started = time.thread_time()
 
-        def counted(referee: Any, seat: int, connection: Any, number: int, data: bytes
-                    ) -> bool:
-            taken = hand_on(referee, seat, connection, number, data)
-            marks.picked += taken
-            return taken
-
-        def timed_advance(loop: Any) -> Any:
-            started = time.perf_counter()
-            try:
-                return advance(loop)
-            finally:
-                marks.advancing += time.perf_counter() - started
-
-        def first_drive(loop: Any) -> None:
-            if marks.started is None:
-                marks.started = time.thread_time()
-            drive_soon(loop)
-
-        async def finished(loop: Any, places: Any) -> None:
+        async def finished(loop: MatchLoop, places: tuple[int, ...]) -> None:
             if marks.started is not None:
                 marks.seconds = time.thread_time() - marks.started
             await finish(loop, places)
 
-        loop_class.drive_soon, loop_class._finish = first_drive, finished  # type: ignore[method-assign,assignment]
-        loop_class._advance = timed_advance  # type: ignore[method-assign,assignment]
-        referee_module._picked = counted
-        SeatRelay.write = counted_write  # type: ignore[method-assign,assignment]
+        MatchLoop._start = started  # type: ignore[method-assign,assignment]
+        MatchLoop._finish = finished  # type: ignore[method-assign,assignment]
         return self
 
     def __exit__(self, *_: object) -> None:
-        loop_class = referee_module._MatchLoop
-        loop_class.drive_soon, loop_class._finish, loop_class._advance = self.saved  # type: ignore[method-assign]
-        referee_module._picked = self.saved_picked
-        SeatRelay.write = self.saved_write  # type: ignore[method-assign]
+        MatchLoop._start, MatchLoop._finish = self.saved  # type: ignore[method-assign]
 
 
 def referee_match(seed: int, logs: Path
-                  ) -> tuple[float, float, int, list[pb.PlayResponse], float, float, float,
-                             float]:
+                  ) -> tuple[float, float, int, list[pb.PlayResponse], float]:
     """(seconds per decision, seconds per match, decisions, the requests sent, CPU seconds
-    of the referee's event-loop thread per decision in play, seconds per decision from an
-    answer's arrival to the next request's sending, the share of the answers taken from the
-    seats' relays as they passed, the share of the requests the relays wrote themselves)."""
+    of the referee's event-loop thread per decision in play)."""
     log = logs / f"match-{seed}.jsonl.gz"
     with _PlayCPU() as cpu:
         outcome = _play(seed, logs, log)
@@ -246,8 +211,25 @@ def referee_match(seed: int, logs: Path
                 len(requests), match.observation(seat), match.legal_actions(), 1000, 10000)))
             match.apply(record["action"])
     return (outcome.play_seconds / outcome.decisions, outcome.seconds, outcome.decisions,
-            requests, cpu.seconds / outcome.decisions, cpu.advancing / outcome.decisions,
-            cpu.picked / outcome.decisions, cpu.relay_writes / outcome.decisions)
+            requests, cpu.seconds / outcome.decisions)
+
+
+def attacked_cpu(seed: int, logs: Path, mode: str) -> float:
+    """The referee process's CPU seconds per decision (every thread: gRPC's too) in a
+    match between the greedy sample bot and ``tests/referee/bots/h2client.py MODE``: a bot
+    that plays plainly (``legal``), or one that drips every other answer a byte a write
+    (``drip``)."""
+    client = BotManifest(folder=ROOT / "tests" / "referee" / "bots", name=mode, version="0",
+                         language="python", run=(sys.executable, "h2client.py", mode))
+    seats = [PlainLauncher(client, logs, f"{mode}-{seed}"),
+             PlainLauncher(load_manifest(ROOT / "sample_bots" / "python" / "greedy"), logs,
+                           f"greedy-{seed}")]
+    spec = MatchSpec(f"attack-{seed}", seed, 2, limits=Limits(5.0, 60.0))
+    cpu = time.process_time()
+    outcome = eventloop.run(run_match(spec, list(seats)))
+    if [f.kind.name for f in outcome.seats[0].faults]:
+        raise SystemExit(f"the {mode} bot was faulted: {outcome.seats[0].faults}")
+    return (time.process_time() - cpu) / outcome.decisions
 
 
 def unlogged_match(seed: int, logs: Path) -> float:
@@ -258,15 +240,15 @@ def unlogged_match(seed: int, logs: Path) -> float:
 
 
 def streamed_match(seed: int, logs: Path) -> float:
-    """Seconds per decision of the same match with its log encoded after each request, as
-    before stop 35 (``LOG_HELD_MOST`` 0: the held lines are encoded once every request is
-    on its way) rather than once the match is played."""
-    held_most = referee_module.LOG_HELD_MOST
-    referee_module.LOG_HELD_MOST = 0
+    """Seconds per decision of the same match with its log encoded after each request
+    (``LOG_HELD_MOST`` 0: the held lines are encoded once every request is on its way)
+    rather than once the match is played."""
+    held_most = loop_module.LOG_HELD_MOST
+    loop_module.LOG_HELD_MOST = 0
     try:
         outcome = _play(seed, logs, logs / f"streamed-{seed}.jsonl.gz")
     finally:
-        referee_module.LOG_HELD_MOST = held_most
+        loop_module.LOG_HELD_MOST = held_most
     return outcome.play_seconds / outcome.decisions
 
 
@@ -282,8 +264,9 @@ class _InstantStream:
     """A bot's stream that answers at once: the bot's work (parse, convert, decide) is done
     inside ``write`` and taken off the clock, so what is left is the referee's own."""
 
-    def __init__(self, policy: Any, inbox: Any) -> None:
-        self.policy, self.inbox, self.bot_seconds = policy, inbox, 0.0
+    def __init__(self, policy: Any) -> None:
+        self.policy, self.bot_seconds = policy, 0.0
+        self.connection: Connection | None = None
 
     async def write(self, message: bytes | pb.PlayResponse) -> None:
         started = time.perf_counter()
@@ -295,7 +278,8 @@ class _InstantStream:
             action = self.policy.decide(observation_from_request(request), legal)
             answer = pb.PlayRequest(decision=pb.Decision(request_id=request.request_id,
                                                          action_index=legal.index(action)))
-            self.inbox().put_nowait((time.perf_counter(), answer, answer.ByteSize()))
+            assert self.connection is not None
+            self.connection.inbox.put_nowait((time.perf_counter(), answer, answer.ByteSize()))
         self.bot_seconds += time.perf_counter() - started
 
 
@@ -305,18 +289,17 @@ def referee_loop(seed: int, log: Path) -> float:
     spec = MatchSpec(f"loop-{seed}", seed, 2, limits=Limits(5.0, 60.0), log_path=log)
 
     async def play() -> float:
-        referee = referee_module._Referee(spec)
+        seating = Seating(2, spec.options, spec.limits.hello_timeout)
         streams = []
         for seat, name in enumerate(BOTS):
-            stream = _InstantStream(POLICIES[name](seed + seat),
-                                    lambda s=seat: referee.connections[s].inbox)
+            stream = _InstantStream(POLICIES[name](seed + seat))
             streams.append(stream)
-            referee.attach(seat, referee_module._Connection(
-                stream, pb.Hello(bot_name=name)))
+            stream.connection = Connection(stream, pb.Hello(bot_name=name), seat)
+            seating.attach(seat, stream.connection)
         writer = MatchLogWriter(log)
-        loop = referee_module._MatchLoop(spec, referee, writer)
+        loop = MatchLoop(spec, seating, writer)
         started = time.perf_counter()
-        outcome = await loop.run(started, None)
+        outcome = await loop.run(started)
         elapsed = time.perf_counter() - started - sum(s.bot_seconds for s in streams)
         writer.close()
         return elapsed / outcome.decisions
@@ -443,99 +426,84 @@ def main() -> None:
 
 
 def measure(matches: int, logs: Path) -> None:
-    rows = []
+    rows: list[dict[str, float]] = []
     for index in range(matches):
         seed = 100 + index
-        (per_decision, per_match, decisions, requests, referee_cpu, answer_to_request,
-         picked, relay_written) = referee_match(seed, logs)
-        unlogged = unlogged_match(seed, logs)
-        streamed = streamed_match(seed, logs)
-        transport = eventloop.run(ping_pong(requests))
-        alternating = eventloop.run(ping_pong(requests, clients=2))
+        per_decision, per_match, decisions, requests, referee_cpu = referee_match(seed, logs)
         working, working_cpu = eventloop.run(ping_pong_cpu(requests, clients=2,
                                                          client=WORKING_CLIENT))
-        engine, _ = in_process(seed)
-        bot = bot_side(requests)
         writing, unseen = log_side(logs / f"match-{seed}.jsonl.gz", logs)
-        own = referee_loop(seed, logs / f"loop-{seed}.jsonl.gz")
-        wire = wire_side(seed, decisions)
-        rows.append((per_decision, per_match, decisions, transport, engine, bot, alternating,
-                     working, writing, unseen, own, wire, referee_cpu, working_cpu, unlogged,
-                     answer_to_request, streamed, picked, relay_written))
+        row = {
+            "referee": per_decision, "match": per_match, "working": working,
+            "transport": eventloop.run(ping_pong(requests)),
+            "alternating": eventloop.run(ping_pong(requests, clients=2)),
+            "engine": in_process(seed)[0], "bot": bot_side(requests),
+            "writing": writing, "unseen": unseen,
+            "own": referee_loop(seed, logs / f"loop-{seed}.jsonl.gz"),
+            "wire": wire_side(seed, decisions), "referee_cpu": referee_cpu,
+            "working_cpu": working_cpu, "unlogged": unlogged_match(seed, logs),
+            "streamed": streamed_match(seed, logs),
+            "plain_cpu": attacked_cpu(seed, logs, "legal"),
+            "drip_cpu": attacked_cpu(seed, logs, "drip"),
+        }
+        rows.append(row)
         print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
               f"/decision, two clients doing the bots' work {working * 1e6:.0f} us, ratio "
-              f"{per_decision / working:.2f}; bare ping-pong {transport * 1e6:.0f} us; "
-              f"{per_match:.2f} s per match", flush=True)
-    referee = statistics.median(r[0] for r in rows)
-    transport = statistics.median(r[3] for r in rows)
-    engine = statistics.median(r[4] for r in rows)
-    bot = statistics.median(r[5] for r in rows)
+              f"{per_decision / working:.2f}; {per_match:.2f} s per match", flush=True)
+    report(rows)
+
+
+def report(rows: list[dict[str, float]]) -> None:
+    def median(key: str) -> float:
+        return statistics.median(r[key] for r in rows)
+
+    def ratio(top: str, bottom: str) -> float:
+        """Per match, then the median: each match's figures are measured minutes apart
+        at most, the least disturbed by a busy machine."""
+        return statistics.median(r[top] / r[bottom] for r in rows)
+
+    us = 1e6
+    referee, working, alternating = median("referee"), median("working"), median("alternating")
     print()
     print(f"per decision, median of {len(rows)} matches (2 Python sample bots, Unix socket):")
-    print(f"  full match over the referee   {referee * 1e6:8.0f} us")
-    print(f"  bare gRPC stream ping-pong    {transport * 1e6:8.0f} us   (same message sizes)")
-    alternating = statistics.median(r[6] for r in rows)
-    print(f"  ping-pong alternating 2 clients {alternating * 1e6:6.0f} us   (a 2-player match's "
-          "pattern)")
-    ratio = referee / transport
-    print(f"  ratio to the bare ping-pong   {ratio:8.2f}")
-    print(f"  ratio to the alternating ping-pong: {referee / alternating:.2f}")
-    working = statistics.median(r[7] for r in rows)
-    print(f"  ping-pong, 2 clients doing the bot's work {working * 1e6:6.0f} us   (transport "
+    print(f"  full match over the referee          {referee * us:6.0f} us")
+    print(f"  bare gRPC stream ping-pong           {median('transport') * us:6.0f} us   "
+          "(same message sizes)")
+    print(f"  ping-pong alternating 2 clients      {alternating * us:6.0f} us   (a 2-player "
+          "match's pattern)")
+    print(f"  the same, the clients doing the bot's work {working * us:6.0f} us   (transport "
           "+ SDK + policy, no referee)")
-    # Per match, then the median: each match's ratio is taken between figures measured
-    # minutes apart at most, the least disturbed by a busy machine.
-    alone = statistics.median(r[0] / r[7] for r in rows)
-    print(f"  RATIO TO IT (what the referee alone adds, median of the matches' ratios): "
-          f"{alone:.2f}   target <= 1.2: {'met' if alone <= 1.2 else 'NOT met'}")
-    print(f"  seconds per 2-player match to 500 (start-up included): "
-          f"{statistics.median(r[1] for r in rows):.2f}")
-    print("  split of a decision (each part measured in the match's rhythm):")
-    print(f"    transport (alternating ping-pong)        {alternating * 1e6:8.0f} us")
-    print(f"    bot (SDK conversion + policy)            {(working - alternating) * 1e6:8.0f} us"
-          f"   ({bot * 1e6:.0f} us in a hot loop)")
-    print(f"    referee (engine, conversion, asyncio, log) {(referee - working) * 1e6:6.0f} us"
-          f"   (engine + policies alone in-process: {engine * 1e6:.0f} us)")
-    own = statistics.median(r[10] for r in rows)
-    wire = statistics.median(r[11] for r in rows)
-    writing = statistics.median(r[8] for r in rows)
-    unseen = statistics.median(r[9] for r in rows)
-    print(f"      its own work: the match loop, streams answering at once {own * 1e6:5.0f} us"
-          f"   (engine, wire bytes, log, bookkeeping)")
-    print(f"        of which the wire bytes (request, events) {wire * 1e6:6.0f} us")
-    print(f"        of which the match log (below)             {writing * 1e6:6.0f} us   "
+    alone = ratio("referee", "working")
+    print(f"  RATIO TO IT (what the referee alone adds): {alone:.2f}   target <= 1.6: "
+          f"{'met' if alone <= 1.6 else 'NOT met'}")
+    print(f"  seconds per 2-player match to 500 (start-up included): {median('match'):.2f}")
+    print("  split of a decision:")
+    print(f"    transport (alternating ping-pong)       {alternating * us:6.0f} us")
+    print(f"    bot (SDK conversion + policy)           {(working - alternating) * us:6.0f} us"
+          f"   ({median('bot') * us:.0f} us in a hot loop)")
+    print(f"    referee                                 {(referee - working) * us:6.0f} us"
+          f"   (engine + policies alone in-process: {median('engine') * us:.0f} us)")
+    own, writing = median("own"), median("writing")
+    print(f"      its own work, streams answering at once {own * us:6.0f} us   (engine, wire "
+          "bytes, log, bookkeeping)")
+    print(f"        of which the wire bytes (request, events) {median('wire') * us:6.0f} us")
+    print(f"        of which the match log                    {writing * us:6.0f} us   "
           "(encoded once the match is played)")
     rest = referee - working - own + writing
-    print(f"      on the answer's path, the rest (asyncio, gRPC)   {rest * 1e6:5.0f} us"
-          + ("   (below zero: the referee's relay reads and writes a decision's bytes itself, "
-             "where the ping-pong's server leaves them to gRPC's threads and a wake of its "
-             "loop)" if rest < 0 else ""))
-    waited = statistics.median(r[15] for r in rows)
-    print(f"    in the match's rhythm, from an answer's arrival to the next request's sending"
-          f" {waited * 1e6:5.0f} us   (the rules, the request's bytes, bookkeeping: what "
-          f"the bots wait for; alone, {waited / working:.2f} of the working ping-pong)")
-    picked = statistics.median(r[17] for r in rows)
-    print(f"    answers taken from the seats' relays as they passed  {picked:.0%}   (and kept "
-          "from gRPC; the rest read by gRPC: arena/referee/relay.py)")
-    relay_written = statistics.median(r[18] for r in rows)
-    print(f"    requests written by the seats' relays themselves     {relay_written:.0%}   "
-          "(the rest, and each match's start, by gRPC)")
-    referee_cpu = statistics.median(r[12] for r in rows)
-    working_cpu = statistics.median(r[13] for r in rows)
-    print(f"    CPU of the event loop's thread in play, the referee {referee_cpu * 1e6:5.0f} us,"
-          f" the ping-pong's server {working_cpu * 1e6:.0f} us   (its Python work in the "
-          "match's rhythm; gRPC's own threads not counted)")
-    unlogged = statistics.median(r[14] for r in rows)
-    print(f"    the same matches with no log                 {unlogged * 1e6:6.0f} us   (ratio to "
-          f"the working ping-pong {statistics.median(r[14] / r[7] for r in rows):.2f}: what "
-          "the log costs in play, its lines held until the bots have played)")
-    streamed = statistics.median(r[16] for r in rows)
-    print(f"    the same matches, the log encoded after each request {streamed * 1e6:6.0f} us   "
-          f"(ratio {statistics.median(r[16] / r[7] for r in rows):.2f}: as before stop 35)")
-    print(f"      the match log, in a hot loop           {writing * 1e6:6.0f} us   (every line "
-          "encoded and compressed, once the match is played: in its seconds, not in play)")
-    print(f"      the same log without the seat's view   {unseen * 1e6:6.0f} us   (before "
-          "issue 22: no wire request or answer, no timing line)")
+    print(f"      on the answer's path: asyncio, gRPC, the relay {rest * us:6.0f} us")
+    print(f"  CPU of the event loop's thread in play: the referee {median('referee_cpu') * us:.0f}"
+          f" us, the ping-pong's server {median('working_cpu') * us:.0f} us")
+    print(f"  the same matches with no log            {median('unlogged') * us:6.0f} us   "
+          f"(ratio {ratio('unlogged', 'working'):.2f})")
+    print(f"  the log encoded after each request      {median('streamed') * us:6.0f} us   "
+          f"(ratio {ratio('streamed', 'working'):.2f})")
+    print(f"  the match log in a hot loop             {writing * us:6.0f} us   (without the "
+          f"seat's view: {median('unseen') * us:.0f} us)")
+    drip = ratio("drip_cpu", "plain_cpu")
+    print(f"  the referee process's CPU a decision (every thread), greedy against a plain "
+          f"raw HTTP/2 bot {median('plain_cpu') * us:.0f} us, against one that drips every "
+          f"other answer a byte a write {median('drip_cpu') * us:.0f} us: {drip:.2f}x   "
+          f"target <= 2: {'met' if drip <= 2 else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -11,17 +11,17 @@ bot exits on its own; then it is stopped as after a match.
 
 from __future__ import annotations
 
-import asyncio
-import secrets
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from arena.protocol import PROTOCOL_VERSION, pb
 from arena.protocol.convert import rules_message
+from arena.referee.connection import DISCONNECTED
 from arena.referee.launch import BotProcess, SeatLauncher
 from arena.referee.limits import Limits
-from arena.referee.match import _DISCONNECTED, MatchSpec, _close, _Referee, _serve
+from arena.referee.session import Session
+from arena.referee.spec import MatchSpec
 from arena.rules.options import RuleOptions
 
 STARTUP_SECONDS = 30.0
@@ -53,27 +53,18 @@ async def refeed(header: dict[str, Any], names: list[str], seat: int,
     options = RuleOptions.from_dict(header.get("rules") or {})
     spec = MatchSpec(f"{header.get('match_id', 'match')}-refeed", seed, players, options,
                      limits)
-    referee = _Referee(spec)
-    listening = await _serve(referee, None, [seat])
-    token = secrets.token_hex(16)
-    referee.tokens = {token: seat}
-    processes: list[BotProcess] = []
-    told_the_end = False
-    try:
-        process = launcher({"ARENA_ADDRESS": listening.addresses[seat], "ARENA_TOKEN": token,
-                            "ARENA_SEAT": str(seat)}, listening.folders[seat])
-        processes.append(process)
-        deadline = time.perf_counter() + limits.hello_timeout
-        while seat not in referee.connections:
-            if seat in referee.unsupported:
-                return RefeedAnswer(None, 0.0, referee.unsupported[seat])
+    async with Session(spec, {seat: launcher}) as session:
+        process = session.processes[seat]
+        await session.wait_for_hellos()
+        seating = session.seating
+        if seat in seating.unsupported:
+            return RefeedAnswer(None, 0.0, seating.unsupported[seat])
+        if seat not in seating.connections:
             if process.poll() is not None:
                 return RefeedAnswer(None, 0.0, "the bot exited before saying hello"
                                     + _exit_note(process))
-            if time.perf_counter() > deadline:
-                return RefeedAnswer(None, 0.0, f"no hello within {limits.hello_timeout:g} s")
-            await asyncio.sleep(0.02)
-        connection = referee.connections[seat]
+            return RefeedAnswer(None, 0.0, f"no hello within {limits.hello_timeout:g} s")
+        connection = seating.connections[seat]
         start = pb.MatchStart(
             match_id=spec.match_id, seat=seat,
             players=[pb.Player(seat=s, name=names[s]) for s in range(players)],
@@ -82,20 +73,21 @@ async def refeed(header: dict[str, Any], names: list[str], seat: int,
                              time_bank_ms=int(limits.time_bank * 1000),
                              strike_limit=limits.strike_limit),
             seed=seed, protocol_version=PROTOCOL_VERSION)
-        await connection.send(pb.PlayResponse(match_start=start))
-        sent = time.perf_counter()
-        if not await connection.send(pb.PlayResponse(decision_request=request)):
-            return RefeedAnswer(None, 0.0, "the bot's stream broke")
         allowed = (request.deadline_ms + request.time_bank_ms) / 1000
+        await connection.write_until(pb.PlayResponse(match_start=start),
+                                     time.perf_counter() + allowed)
+        sent = time.perf_counter()
+        until = sent + allowed
+        if not await connection.write_until(pb.PlayResponse(decision_request=request), until):
+            return RefeedAnswer(None, 0.0, "the bot's stream broke")
         while True:
-            try:
-                arrived, reply = await connection.inbox.get(
-                    max(0.0, sent + allowed - time.perf_counter()))
-            except TimeoutError:
+            item = await connection.inbox.get(until)
+            if item is None:
                 return RefeedAnswer(None, allowed * 1000, f"no answer within {allowed:g} s "
                                     "(the request's deadline and time bank)")
+            arrived, reply = item
             latency = (arrived - sent) * 1000
-            if reply is _DISCONNECTED:
+            if reply is DISCONNECTED:
                 return RefeedAnswer(None, latency, "the bot closed its stream"
                                     + _exit_note(process))
             if reply.HasField("decision"):
@@ -103,10 +95,9 @@ async def refeed(header: dict[str, Any], names: list[str], seat: int,
         observation = request.observation
         end = pb.MatchEnd(scores=list(observation.scores),
                           places=list(range(1, players + 1)), rounds=observation.round_number)
-        told_the_end = await connection.send(pb.PlayResponse(match_end=end))
+        session.finished = await connection.write_until(pb.PlayResponse(match_end=end),
+                                                        time.perf_counter() + allowed)
         return RefeedAnswer(reply.decision, latency)
-    finally:
-        await _close(referee, listening, processes, told_the_end)
 
 
 def _exit_note(process: BotProcess) -> str:

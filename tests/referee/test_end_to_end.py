@@ -75,7 +75,7 @@ def test_a_log_that_fails_mid_match_fails_the_match(
     ``LOG_HELD_MOST`` are held, an event-loop callback while a bot thinks): a write that
     fails there (a full disk) still fails the match with that error, leaving no log and no
     bot, and a match failing mid-way stops there."""
-    from arena.referee import match as match_module
+    from arena.referee import loop as loop_module
     from arena.referee.log import MatchLogWriter
 
     calls = 0
@@ -89,7 +89,7 @@ def test_a_log_that_fails_mid_match_fails_the_match(
         flush(self)
 
     monkeypatch.setattr(MatchLogWriter, "flush", failing_flush)
-    monkeypatch.setattr(match_module, "LOG_HELD_MOST", held_most)
+    monkeypatch.setattr(loop_module, "LOG_HELD_MOST", held_most)
     log = tmp_path / "match.jsonl.gz"
     seats = [tracker.seat(sample(name), f"seat{seat}")
              for seat, name in enumerate(["greedy", "random"])]

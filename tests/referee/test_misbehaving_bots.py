@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import socket
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import grpc
@@ -21,23 +22,25 @@ from arena.referee import eventloop
 from arena.referee.faults import FaultKind
 from arena.referee.limits import Limits
 from arena.referee.log import read_log
-from arena.referee.match import (
-    INBOX_BYTES,
-    INBOX_MESSAGES,
-    MatchSpec,
-    _close,
-    _Referee,
-    _serve,
-    run_match,
-)
+from arena.referee.match import INBOX_BYTES, INBOX_MESSAGES, MatchSpec, run_match
 from arena.referee.relay import BUDGET_BYTES
 from arena.referee.replay import replay
+from arena.referee.session import Session
 from arena.rules.options import RuleOptions
 from arena.sandbox import BotManifest
 
 from .conftest import HTTP2_PREFACE, PeakMemory, Tracker, misbehaving, play, sample
 
 SHORT = RuleOptions(target_score=150)
+
+
+@contextlib.asynccontextmanager
+async def served(seats: list[int], tokens: dict[str, int]) -> AsyncIterator[Session]:
+    """A 2-seat session serving ``seats`` (no bot started), which takes ``tokens``."""
+    async with Session(MatchSpec("t", 1, 2), dict.fromkeys(seats),
+                       announce=lambda *_: None) as session:
+        session.seating.tokens = tokens
+        yield session
 PATIENT = Limits(decision_deadline=2.0, time_bank=10.0, hello_timeout=3.0)
 
 # (mode, the fault kind expected, words in its reason, disqualified?)
@@ -188,21 +191,16 @@ def test_a_seat_socket_takes_only_its_own_seat_token(tmp_path: Path) -> None:
     the token stays good at its own address."""
 
     async def scenario() -> tuple[str, bool]:
-        referee = _Referee(MatchSpec("t", 1, 2))
-        referee.tokens = {"a" * 32: 0, "b" * 32: 1}
-        listening = await _serve(referee, None, [0, 1])
-        try:
-            assert listening.addresses[0] != listening.addresses[1]
-            assert listening.folders[0].parent == listening.folders[1].parent
-            async with grpc.aio.insecure_channel(listening.addresses[1]) as channel:
+        async with served([0, 1], {"a" * 32: 0, "b" * 32: 1}) as session:
+            assert session.addresses[0] != session.addresses[1]
+            assert session.folders[0].parent == session.folders[1].parent
+            async with grpc.aio.insecure_channel(session.addresses[1]) as channel:
                 call = pb_grpc.RefereeServiceStub(channel).Play()
                 await call.write(pb.PlayRequest(hello=pb.Hello(token="a" * 32)))
                 with contextlib.suppress(grpc.aio.AioRpcError):
                     await call.read()
                 refusal = await call.details() or ""
-            return refusal, "a" * 32 in referee.tokens
-        finally:
-            await _close(referee, listening, [], False)
+            return refusal, "a" * 32 in session.seating.tokens
 
     refusal, kept = eventloop.run(scenario())
     assert "unknown or used token" in refusal and kept
@@ -247,12 +245,9 @@ def test_a_seat_socket_holds_one_connection_at_a_time(tmp_path: Path) -> None:
             return False
 
     async def scenario() -> list[bool]:
-        referee = _Referee(MatchSpec("t", 1, 2))
-        referee.tokens = {"a" * 32: 0}
-        listening = await _serve(referee, None, [0])
-        path = listening.addresses[0].removeprefix("unix:")
-        seen = []
-        try:
+        async with served([0], {"a" * 32: 0}) as session:
+            path = session.addresses[0].removeprefix("unix:")
+            seen = []
             first, second = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)
             for raw in (first, second):
                 raw.connect(path)
@@ -272,8 +267,6 @@ def test_a_seat_socket_holds_one_connection_at_a_time(tmp_path: Path) -> None:
                         break
                 await asyncio.sleep(0.05)
             return seen
-        finally:
-            await _close(referee, listening, [], False)
 
     assert eventloop.run(scenario()) == [True, False, True]
 
@@ -299,22 +292,17 @@ def test_a_seats_socket_is_gone_once_its_bot_said_hello(tmp_path: Path) -> None:
     (the connection made stays), the other seat's stays until its own."""
 
     async def scenario() -> tuple[bool, bool]:
-        referee = _Referee(MatchSpec("t", 1, 2))
-        referee.tokens = {"a" * 32: 0, "b" * 32: 1}
-        listening = await _serve(referee, None, [0, 1])
-        try:
-            async with grpc.aio.insecure_channel(listening.addresses[0]) as channel:
+        async with served([0, 1], {"a" * 32: 0, "b" * 32: 1}) as session:
+            async with grpc.aio.insecure_channel(session.addresses[0]) as channel:
                 call = pb_grpc.RefereeServiceStub(channel).Play()
                 await call.write(pb.PlayRequest(hello=pb.Hello(token="a" * 32)))
                 for _ in range(200):
-                    if 0 in referee.connections:
+                    if 0 in session.seating.connections:
                         break
                     await asyncio.sleep(0.01)
-                gone = not listening.folders[0].exists()
-                kept = listening.folders[1].exists()
+                gone = not session.folders[0].exists()
+                kept = session.folders[1].exists()
             return gone, kept
-        finally:
-            await _close(referee, listening, [], False)
 
     gone, kept = eventloop.run(scenario())
     assert gone and kept
@@ -339,7 +327,7 @@ def test_a_bot_flooding_its_connection_with_http2_frames_is_cut_off(
     bad, good = outcome.seats
     assert good.faults == [], good.faults
     assert [f.kind for f in bad.faults] == [FaultKind.FLOODED], bad.faults
-    assert f"more than its budget of {BUDGET_BYTES} bytes" in bad.faults[0].reason
+    assert f"more than its budget of {BUDGET_BYTES} ahead" in bad.faults[0].reason
     assert outcome.places == (2, 1)
     assert replay(log).match.scores == list(outcome.scores)
     tracker.assert_none_left()

@@ -93,32 +93,17 @@ def test_each_bot_is_sent_every_event_and_fault_once_in_the_logs_order(
     # and although the referee encodes a seat's events ahead, while another bot thinks.
     # Read from what the referee writes to each stream (a bot's own record could be cut
     # short: a bot slow to hang up is killed a second after the match's end).
-    from arena.referee import match as referee_module
+    from arena.referee.connection import Connection
 
-    seat_of: dict[int, int] = {}
     sent: dict[int, list[bytes]] = {0: [], 1: []}
-    attach, write = referee_module._Referee.attach, referee_module._Connection.write
-    write_now = referee_module._Connection.write_now
+    write = Connection.write
 
-    def attaching(self: Any, seat: int, connection: Any) -> None:
-        seat_of[id(connection)] = seat
-        attach(self, seat, connection)
+    async def writing(self: Connection, message: Any) -> bool:
+        data = message if type(message) is bytes else message.SerializeToString()
+        sent[self.seat].append(data)
+        return await write(self, message)
 
-    def writing_now(self: Any, message: bytes) -> Any:  # the seat's relay writes it
-        written = write_now(self, message)
-        if written is not None:
-            sent[seat_of[id(self)]].append(message)
-        return written
-
-    async def writing(self: Any, message: Any) -> bool:  # gRPC writes it, or write_now
-        if self.relay is None or not self.relay.writes_itself():
-            data = message if type(message) is bytes else message.SerializeToString()
-            sent[seat_of[id(self)]].append(data)
-        return bool(await write(self, message))
-
-    monkeypatch.setattr(referee_module._Referee, "attach", attaching)
-    monkeypatch.setattr(referee_module._Connection, "write", writing)
-    monkeypatch.setattr(referee_module._Connection, "write_now", writing_now)
+    monkeypatch.setattr(Connection, "write", writing)
     log = tmp_path / "m.jsonl.gz"
     outcome = play([tracker.seat(misbehaving("illegal"), "seat0-illegal"),
                     tracker.seat(misbehaving("bad-play_or_draw"), "seat1-bad")],

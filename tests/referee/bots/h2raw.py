@@ -1,4 +1,4 @@
-"""HTTP/2 by hand for the test bots that bend it (``h2flood.py``, ``h2writes.py``): frames,
+"""HTTP/2 by hand for the test bots that bend it (``h2flood.py``, ``h2client.py``): frames,
 the Play call's header block, and a connection that answers the referee's SETTINGS and
 PINGs, grants back what it reads and yields each message on the stream."""
 
@@ -12,7 +12,8 @@ from collections.abc import Iterator
 
 from arena.protocol import pb
 
-DATA, HEADERS, PRIORITY, SETTINGS, PING, GOAWAY, WINDOW_UPDATE = 0, 1, 2, 4, 6, 7, 8
+DATA, HEADERS, PRIORITY, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE = (
+    0, 1, 2, 3, 4, 6, 7, 8)
 END_STREAM, ACK, END_HEADERS = 1, 1, 4
 INITIAL_WINDOW_SIZE = 4
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"

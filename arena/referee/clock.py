@@ -1,0 +1,28 @@
+"""A match's clock (RULES.md §20): each decision's deadline, and each seat's time bank that
+pays for answers later than it."""
+
+from __future__ import annotations
+
+from arena.referee.limits import Limits
+
+
+class TimeBank:
+    """Each seat's time bank, in seconds: an answer later than the deadline spends the
+    difference from it, and a timeout empties it."""
+
+    def __init__(self, limits: Limits, players: int) -> None:
+        self.deadline = limits.decision_deadline
+        self.left = [limits.time_bank] * players
+
+    def until(self, seat: int, asked: float) -> float:
+        """When a request sent to ``seat`` at ``asked`` expires (the same clock)."""
+        return asked + self.deadline + self.left[seat]
+
+    def charge(self, seat: int, latency: float) -> None:
+        """``seat`` answered ``latency`` seconds after it was asked."""
+        if latency > self.deadline:
+            self.left[seat] = max(0.0, self.left[seat] - (latency - self.deadline))
+
+    def empty(self, seat: int) -> None:
+        """``seat`` let a request expire."""
+        self.left[seat] = 0.0
