@@ -56,8 +56,8 @@ def tag_is_alive(tag: str) -> bool:
 def raise_descriptor_limit() -> None:
     """The soft limit of open files (often 1,024) raised to the hard one. Every connection
     holds a descriptor until it ends: a referee whose soft limit a bot's connections reach
-    refuses the other bots' (found by attack: a bot holding a thousand connections to its
-    own socket had its slower opponent disqualified for no hello), and the league server
+    refuses the other bots' (a bot holding a thousand connections to its own socket would
+    have its slower opponent disqualified for no hello), and the league server
     keeps idle connections until they close."""
     import contextlib
     import resource

@@ -157,7 +157,7 @@ def file_label(label: str) -> str:
     ``LABEL_LENGTH`` long, as it is; any other with everything else (a slash, a space, an
     underscore, a letter of another script) as ``_``, capped, then ``_`` and a digest of
     the label. So a label kept as it is holds no ``_`` and one changed does: no name can be
-    chosen to land on another's file (found by review, when ``_`` was kept as it is)."""
+    chosen to land on another's file, as it could if ``_`` were kept as it is."""
     if (label.isascii() and len(label) <= LABEL_LENGTH and label[:1] not in ("", ".", "-")
             and all(char.isalnum() or char in ".-" for char in label)):
         return label

@@ -41,7 +41,7 @@ times with fresh seeds, configurations interleaved; the median rate is reported 
 range. ``--profile`` instead runs our 2-player loop under cProfile and prints the top 25
 functions by own time.
 
-* **house rules** -- the same loop of ours under the variants of RULES.md §21-§32: each one
+* **house rules** -- the same loop of ours under the variants of docs/rules.md §21-§32: each one
   alone, and all of them together (with ``lazy_scoring``'s 7 rounds a match), at 2 and 4
   players, next to the official rate measured in the same run (``--variant-seconds``,
   ``--no-variants``).
@@ -385,7 +385,7 @@ def variant_options() -> list[tuple[str, RuleOptions]]:
 
 def house_rules(repeats: int, seconds: float, seed: int) -> None:
     """Our rate under each variant, next to the official rate of the same run."""
-    print(f"House rules (RULES.md §21-§32): ours, decisions/s with observations; {repeats} "
+    print(f"House rules (docs/rules.md §21-§32): ours, decisions/s with observations; {repeats} "
           f"repetitions x >= {seconds:g} s, configurations interleaved; median (min-max)")
     rows = [("official (no variant)", OFFICIAL), *variant_options()]
     runs: dict[tuple[str, int], list[Sample]] = {(n, p): [] for n, _ in rows

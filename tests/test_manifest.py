@@ -113,8 +113,8 @@ def test_names_beyond_ascii_are_accepted(tmp_path: Path, name: str) -> None:
 
 @pytest.mark.parametrize("field", ["run", "build", "vendor"])
 @pytest.mark.parametrize(("words", "refusal"), [
-    # A launch plan travels in one socket message: 200,000 words raised "Message too long"
-    # out of `arena check` (a traceback) before commands were measured here.
+    # A launch plan travels in one socket message: unmeasured, 200,000 words would raise
+    # "Message too long" out of `arena check` (a traceback).
     (["python3", "bot.py", *["x"] * 200_000], "bytes long; a command is at most 65,536"),
     (["python3", "b" * 65_528], "65,537 bytes long"),
     (["python3\0", "bot.py"], "holds a NUL character"),
@@ -146,13 +146,13 @@ def test_a_bot_toml_past_a_mebibyte_is_refused_unread(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("name", "refusal"), [
-    # Found by attack: each read as "greedy" beside the real greedy in the standings.
+    # Each would read as "greedy" beside the real greedy in the standings.
     ("gree\u200bdy", "U+200B"), ("gree\u2060dy", "U+2060"), ("\ufeffgreedy", "U+FEFF"),
     ("gree\u00addy", "U+00AD"), ("greedy\U000e0041", "U+E0041"), ("gree\u200ddy", "U+200D"),
     ("\u3164", "U+3164"), ("greedy\u115f", "U+115F"), ("greedy\u2800", "U+2800"),
     ("greedy ", "starts or ends with a space"), (" greedy", "starts or ends with a space"),
     ("cafe\u0301", "composed form"), ("\ue000bot", "U+E000"), ("x" * 65, "at most 64"),
-    # Found by review (stop 39): shown as "alice" beside alice, or covering the rows around.
+    # Each would show as "alice" beside alice, or cover the rows around.
     ("alice\u034f", "U+034F"), ("alice\ufe00", "U+FE00"), ("alice\U000e0100", "U+E0100"),
     ("alice\u180b", "U+180B"), ("alice\u17b4", "U+17B4"),
     ("\u0301alice", "starts with a combining mark"),
@@ -208,7 +208,7 @@ def test_a_label_names_one_file_in_its_folder(tmp_path: Path, label: str) -> Non
     assert safe.isascii() and (tmp_path / f"{safe}.stderr.log").parent == tmp_path
     (tmp_path / f"{safe}.stderr.log").write_text("x")  # a name the file system takes
     assert file_label(label + "x") != safe
-    assert file_label("seat0-greedy") == "seat0-greedy"  # plain labels as they were
+    assert file_label("seat0-greedy") == "seat0-greedy"  # plain labels as they are
     # A name chosen to read as another's label lands on a file of its own.
     assert file_label(safe) != safe and file_label(safe) != file_label(label)
 
@@ -216,8 +216,8 @@ def test_a_label_names_one_file_in_its_folder(tmp_path: Path, label: str) -> Non
 @pytest.mark.parametrize(("field", "most"), [("version", 64), ("author", 200)])
 def test_a_version_or_author_longer_than_a_table_holds_is_refused(
         tmp_path: Path, field: str, most: int) -> None:
-    """They name pages and fill table cells: 500 KB of each were accepted (review, stop
-    38), and a 300-character version stopped a season's site."""
+    """They name pages and fill table cells: 500 KB of each, or a 300-character version,
+    would stop a season's site."""
     base = BASE.replace('version = "1"\n', "") if field == "version" else BASE
     at_most = f'{field} = "{"v" * most}"\n'
     assert getattr(load_manifest(write(tmp_path, base + at_most)), field) == "v" * most
@@ -227,8 +227,8 @@ def test_a_version_or_author_longer_than_a_table_holds_is_refused(
 
 def test_a_gitignore_past_its_limit_is_refused_and_any_bytes_are_read(tmp_path: Path
                                                                       ) -> None:
-    """Every pattern is matched against every path: 40,000 of them took an upload 470 s
-    (review, stop 38). A .gitignore that is not UTF-8 is read, not a traceback."""
+    """Every pattern is matched against every path: 40,000 of them take an upload 470 s.
+    A .gitignore that is not UTF-8 is read, not a traceback."""
     folder = write(tmp_path, BASE)
     (folder / ".gitignore").write_bytes(b"build/\n\xff\xfe odd\n")
     assert load_manifest(folder).content_hash()

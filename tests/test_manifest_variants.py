@@ -1,4 +1,4 @@
-"""``bot.toml``'s optional ``variants`` key: the house rules a bot supports (RULES.md
+"""``bot.toml``'s optional ``variants`` key: the house rules a bot supports (docs/rules.md
 §21-§32), checked by name; a stdio-json bot's bridge declares them in its hello."""
 
 from __future__ import annotations

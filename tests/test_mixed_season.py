@@ -1,5 +1,5 @@
 """A season mixing every language (Python, JavaScript, C++, stdio-json bash) runs to the end
-in the sandbox with no faults: builds once per entrant, then plays (issue 7)."""
+in the sandbox with no faults: builds once per entrant, then plays."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Property-based tests of the rules engine: thousands of random games, invariants checked
 after every action.
 
-The rulebook is /work/shared/RULES.md; every property names the sections it checks. The
+The rulebook is docs/rules.md; every property names the sections it checks. The
 oracles below (deck, points, playability, places) are written from the rule text and card
 names, not from the engine's own tables, so that a wrong table is caught too.
 

@@ -67,9 +67,9 @@ def test_build_runs_once_on_a_copy_and_the_bot_runs_from_it(tmp_path: Path,
 
 
 def test_no_build_step_plays_exactly_the_sources_its_version_covers(tmp_path: Path) -> None:
-    """Run from its own folder, a bot also saw what its .gitignore names, which its content
-    hash leaves out: code there changed the bot, not its version (review, stop 38). It
-    plays from a copy of exactly its sources, kept in the build cache by their digest."""
+    """Run from its own folder, a bot would also see what its .gitignore names, which its
+    content hash leaves out: code there would change the bot, not its version. It plays
+    from a copy of exactly its sources, kept in the build cache by their digest."""
     folder = tmp_path / "bot"
     (folder / "lib").mkdir(parents=True)
     (folder / "bot.toml").write_text('name = "b"\nversion = "1"\nlanguage = "other"\n'
@@ -160,7 +160,7 @@ def test_copy_leaves_out_what_gitignore_lists(tmp_path: Path) -> None:
 def test_a_toolchain_outside_the_package_manager_is_part_of_the_build_key(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another `go` first on PATH (a Go in /usr/local upgraded, a rustup toolchain, a JDK
-    under /opt) built with other tools under the same key (review, stop 38)."""
+    under /opt) builds with other tools, so it must not share a key."""
     from arena.sandbox.build import toolchain_identity
 
     toolchain_identity.cache_clear()

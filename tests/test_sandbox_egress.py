@@ -255,7 +255,7 @@ print(json.dumps({a: delivered_here(ipaddress.ip_address(a)) for a in
 
 def test_an_address_routed_to_this_host_is_refused_whatever_its_interface() -> None:
     """The interfaces' primary addresses are not all the host answers on: a secondary
-    address and a range routed ``local`` are delivered here too (found by review). In a
+    address and a range routed ``local`` are delivered here too. In a
     network namespace of its own, so the host's routes are not touched."""
     import json
     import subprocess
@@ -275,7 +275,7 @@ def test_an_address_routed_to_this_host_is_refused_whatever_its_interface() -> N
 
 def test_refusals_kept_are_few_and_short() -> None:
     """A build refused thousands of times a second, each request quoting 8 KB of its own
-    text, once grew the referee by 1 GB in 30 s (found by review)."""
+    text, would grow the referee by 1 GB in 30 s if every refusal were kept."""
     with EgressProxy() as proxy:
         for _ in range(egress.RECENT_REFUSALS + 10):
             client, answer = ask(proxy.port, b"A" * 8000 + b" / HTTP/1.1\r\n\r\n")

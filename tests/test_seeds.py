@@ -1,4 +1,4 @@
-"""Where a match's chance comes from (issue 16, item 1): secret keys, derived one way.
+"""Where a match's chance comes from: secret keys, derived one way.
 
 The derivation is part of the platform's promise (a revealed key must re-deal every match
 of a season, on any machine, in any later version), so it is pinned here against an

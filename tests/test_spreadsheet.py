@@ -8,8 +8,8 @@ import io
 
 import pytest
 
-from arena.cli.season import _csv as export_csv
-from arena.report.render import _csv as report_csv
+from arena.cli.season import export_csv
+from arena.report.downloads import csv_rows as report_csv
 from arena.spreadsheet import safe_cell
 
 

@@ -1,14 +1,14 @@
 """The narration (terminal replays, the site's replay viewer) has a line for every event
-of the variants (RULES.md §21-§32), and rule sets read plainly."""
+of the variants (docs/rules.md §21-§32), and rule sets read plainly."""
 
 from __future__ import annotations
 
 import random
 
 from arena.rules import events as ev
+from arena.rules.match import Match
 from arena.rules.narration import VARIANT_SUMMARIES, describe, describe_rules, variant_lines
 from arena.rules.options import VARIANTS, RuleOptions
-from arena.rules.state import Match
 
 MIXES = (
     RuleOptions(stacking=True, reverse_deflects=True, seven_o=True, exchange_on_five=True,

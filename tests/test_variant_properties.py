@@ -1,4 +1,4 @@
-"""Property-based tests of the variants (RULES.md §21-§32): random combinations of house
+"""Property-based tests of the variants (docs/rules.md §21-§32): random combinations of house
 rules, random play, invariants checked after every action.
 
 * every card is accounted for (108, or 112 with ``draw_ten``, §28);
@@ -40,11 +40,11 @@ from arena.rules.actions import (
 )
 from arena.rules.cards import CARD_RANK, DRAW_TWO_RANK, REVERSE_RANK, full_deck
 from arena.rules.events import seen_by, to_record
+from arena.rules.match import Match
 from arena.rules.observation import Observation
 from arena.rules.options import VARIANTS, RuleOptions
 from arena.rules.scoring import hand_points
 from arena.rules.seeds import seat_seed
-from arena.rules.state import Match
 from arena.rules.variants import VariantRound
 
 
@@ -179,7 +179,7 @@ def check_scores(match: Match, before: list[int], new: Sequence[ev.Event],
                  options: RuleOptions) -> None:
     """Points move only at a round's end (§15-§17); what they move by is the hands shown
     then (§16 the winner takes the others', §17 each seat adds its own, §26 a lone 0 is 50;
-    §31 the scores are rounds won). Found by audit: no property checked it under variants."""
+    §31 the scores are rounds won), under every variant."""
     ended = [e for e in new if isinstance(e, ev.RoundEnded)]
     if not ended:
         assert list(match.scores) == before, "points moved mid-round"

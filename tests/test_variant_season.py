@@ -1,7 +1,7 @@
-"""A season under house rules (RULES.md §21 stacking, §23 seven_o, §25 jump_in) runs the
+"""A season under house rules (docs/rules.md §21 stacking, §23 seven_o, §25 jump_in) runs the
 sample bots of every language (Python, JavaScript, C++, bash over stdio-json) to the end
 in the sandbox with no faults, its logs replay, and it renders: the season page and every
-match page list the rules in force, and the replay viewer follows hands that move (issue 21).
+match page list the rules in force, and the replay viewer follows hands that move.
 """
 
 from __future__ import annotations

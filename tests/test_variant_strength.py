@@ -1,4 +1,4 @@
-"""Sensible play under every variant (RULES.md §21-§32): the in-process greedy and
+"""Sensible play under every variant (docs/rules.md §21-§32): the in-process greedy and
 strategist policies beat the random one under each house rule, and the strategist beats
 the greedy one over all of them together. In-process matches to 200, seats alternated."""
 

@@ -2,7 +2,7 @@
 
 A policy sees only what a bot sees (the §19 observation and the legal actions) and gets
 its randomness from the seed it is built with. Every policy plays every variant of
-RULES.md §21-§32 (their decisions: choose a seat, give a card, jump in, stack or accept).
+docs/rules.md §21-§32 (their decisions: choose a seat, give a card, jump in, stack or accept).
 """
 
 from __future__ import annotations

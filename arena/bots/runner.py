@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from arena.bots.policies import Policy
 from arena.rules.events import Event
+from arena.rules.match import Match
 from arena.rules.options import OFFICIAL, RuleOptions
 from arena.rules.seeds import MatchSeed, deck_seed
-from arena.rules.state import Match
 
 __all__ = ["MatchResult", "deck_seed", "play_match"]
 

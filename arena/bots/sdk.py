@@ -10,7 +10,7 @@
 
 ``run`` reads ARENA_ADDRESS and ARENA_TOKEN from the environment (the referee sets them),
 connects, says hello, answers every decision request and returns the match end. A bot that
-handles the house rules (RULES.md §21-§32) declares them: ``run(..., variants=VARIANTS)``
+handles the house rules (docs/rules.md §21-§32) declares them: ``run(..., variants=VARIANTS)``
 (from ``arena.rules.options``), and lists them in its bot.toml too; ``turn.variants`` says
 which are on in the match.
 """
@@ -45,7 +45,7 @@ class Turn:
     request: pb.DecisionRequest
     """The raw request (protobuf)."""
     observation: Observation
-    """What your seat may see (RULES.md §19), as the rules engine's Observation."""
+    """What your seat may see (docs/rules.md §19), as the rules engine's Observation."""
     legal_actions: list[Action]
     """The legal actions (ints, see ``arena.rules.actions``); return one of them."""
     events: list[pb.Event]

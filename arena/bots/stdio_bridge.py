@@ -15,7 +15,7 @@ launcher passes as ``--variants``), and runs ``CMD ARGS...`` as its child:
   ``Decision`` in the same mapping, ``{"actionIndex": 0}`` (``requestId`` may be left out:
   the bridge fills in the pending one), or just an index, ``0``.
 
-Misbehaviour maps onto the referee's fault policy (RULES.md §20): a line that is not a
+Misbehaviour maps onto the referee's fault policy (docs/rules.md §20): a line that is not a
 decision is sent as an empty decision (a MALFORMED strike, the default action is played);
 an answer naming another request is forwarded as it is (the referee drops a late answer,
 strikes any other) and the pending request stays pending; lines printed while no decision

@@ -78,8 +78,8 @@ def _report(args: argparse.Namespace) -> int:
 
 def _among_the_seasons_files(out: Path, store_path: Path, entrants: Sequence[Any]) -> bool:
     """Whether ``out`` overlaps the season's output folder or a bot's (said on stderr): the
-    site would be written among the season's own files and published with them (found by
-    review: ``--out`` skipped the check a season file's folders get)."""
+    site would be written among the season's own files and published with them (the check
+    a season file's folders get)."""
     taken = [("the season's output folder", store_path.parent.resolve()),
              *((f"the bot folder of {bot.name}", bot.folder.resolve()) for bot in entrants)]
     for what, where in taken:

@@ -448,7 +448,7 @@ def _season_export(args: argparse.Namespace) -> int:
             entrant = entrants[r.entrant_id]
             rows.append([r.match_id, r.seat, entrant["name"], entrant["version"], r.place,
                          r.score, r.rounds_won, r.strikes, int(r.disqualified)])
-        text = _csv(rows)
+        text = export_csv(rows)
     if args.out:
         return _write_file(Path(args.out), text)
     try:
@@ -462,7 +462,8 @@ def _season_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _csv(rows: list[list[object]]) -> str:
+def export_csv(rows: list[list[object]]) -> str:
+    """``rows`` as CSV text, no cell a spreadsheet formula."""
     import io
 
     from arena.spreadsheet import safe_cell

@@ -9,7 +9,7 @@ futures in memory only, and a restarted driver resumes from the store as locally
 The scheduler runs whatever code its clients send on the workers, so ``DaskExecutor`` refuses
 an address that is not on this machine unless the connection is TLS with certificates
 (``cluster_security``), or the organiser says the network is private (``insecure=True``,
-``--insecure-cluster``): see the README's cluster section.
+``--insecure-cluster``): see docs/clusters.md.
 
 A task whose worker dies is retried by Dask; one that keeps killing workers
 (``distributed.scheduler.allowed-failures``) ends as a failed match with its reason. Each
@@ -127,7 +127,7 @@ def cluster_security(address: str | None, tls: ClusterTLS | None, insecure: bool
         f"refusing the cluster address {address}: it is not on this machine and not TLS, "
         "and a Dask scheduler runs any code its clients send, so anyone who can reach it "
         "can run code on the workers; use tls:// with --tls-ca-file, --tls-cert and "
-        "--tls-key (see the README's cluster section), or --insecure-cluster "
+        "--tls-key (see docs/clusters.md), or --insecure-cluster "
         "(insecure_cluster = true) if the network is private to the cluster")
 
 CACHE = Path(os.environ.get("ARENA_BOT_CACHE", Path(tempfile.gettempdir()) / "arena-bot-cache"))

@@ -125,7 +125,7 @@ def season_key(store: SeasonStore, given: bytes | None = None) -> bytes:
 
 
 def check_variant_support(season: Season) -> None:
-    """Refuse, before any match, a season with a variant (RULES.md §21-§32) that an entrant
+    """Refuse, before any match, a season with a variant (docs/rules.md §21-§32) that an entrant
     does not declare in its bot.toml: SeasonError naming each such bot and variant."""
     problems = [unsupported_message(f"entrant {bot.label} ({bot.folder})", season.rules,
                                     bot.variants) for bot in season.entrants]

@@ -37,10 +37,13 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from arena.league.preflight import ProbeJob, probe_entrants
+from arena.league.results import MatchRecord, SeatResult
 from arena.league.season import SandboxSettings
-from arena.league.store import MatchRecord, SeatResult
+from arena.league.seat_launcher import sandbox_header
+
+# Exported: play_job starts each seat through this module's name, which tests swap.
+from arena.league.seat_launcher import seat_launcher as seat_launcher
 from arena.referee import eventloop
-from arena.referee.launch import SeatLauncher
 from arena.referee.limits import Limits
 from arena.referee.match import MatchSpec, run_match
 from arena.rules.options import RuleOptions
@@ -121,43 +124,6 @@ def first_jobs(jobs: Iterator[MatchJob], workers: int) -> list[MatchJob]:
     """The jobs a run starts with: a full window for ``workers``, or every job if fewer
     (then the run needs no more workers than it has jobs)."""
     return list(itertools.islice(jobs, WINDOW_PER_WORKER * workers))
-
-
-def seat_launcher(settings: SandboxSettings, bot: BotManifest, log_dir: Path, label: str
-                  ) -> tuple[SeatLauncher, dict[str, Any]]:
-    """The launcher for one seat under the season's sandbox settings, and its description
-    (backend, limits, warnings) for the match log."""
-    from arena import sandbox
-
-    return sandbox.season_launcher(settings, bot, log_dir, label)
-
-
-def sandbox_header(settings: SandboxSettings, descriptions: Sequence[dict[str, Any]]
-                   ) -> dict[str, Any]:
-    """The log header's sandbox record: what the seats' launchers actually are (a backend
-    that could not run is replaced by another, and says so), with every seat's warnings,
-    and the season's settings as asked for under ``requested``."""
-    records = [d for d in descriptions if d]
-    header: dict[str, Any] = dict(records[0]) if records else {}
-    backends = sorted({str(r.get("backend")) for r in records})
-    if len(backends) > 1:
-        header["backend"] = " + ".join(backends)
-    warnings: list[str] = []
-    for record in records:
-        warnings += [w for w in record.get("warnings", []) if w not in warnings]
-    from arena.sandbox.cgroups import referee_cap, referee_cap_warning
-
-    capped = referee_cap()
-    if capped is False:
-        warnings.append(referee_cap_warning())
-    elif capped:
-        from arena.sandbox.limits import REFEREE_MEMORY_MIB
-
-        header["referee_memory_mib"] = REFEREE_MEMORY_MIB
-    header["warnings"] = warnings
-    header.setdefault("backend", settings.backend)
-    header["requested"] = settings.to_dict()
-    return header
 
 
 Result = TypeVar("Result")
@@ -335,9 +301,9 @@ def pin_process(core: int) -> bool:
 
 
 def cap_worker_memory() -> None:
-    """Put this worker process, the referee of its matches, under its memory cap (issue 16:
-    the referee's memory must not depend on what bots send; the inbox bounds do that, the
-    cap stops whatever they miss from reaching the host). Only in a child process: a match
+    """Put this worker process, the referee of its matches, under its memory cap, so that
+    the referee's memory does not depend on what bots send (the inbox bounds see to that;
+    the cap stops whatever they miss from reaching the host). Only in a child process: a match
     played in the calling process (tests, Dask's threads) leaves that process alone."""
     if multiprocessing.parent_process() is None:
         return

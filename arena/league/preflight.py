@@ -23,6 +23,7 @@ from typing import Any
 
 from arena.bots.policies import GreedyPolicy
 from arena.league.season import SandboxSettings
+from arena.league.seat_launcher import seat_launcher
 from arena.referee import eventloop
 from arena.referee.limits import Limits
 from arena.referee.match import InProcessSeat, MatchSpec, run_match
@@ -64,8 +65,6 @@ def _last_line(path: Path) -> str:
 
 
 async def _probe(job: ProbeJob, index: int) -> str | None:
-    from arena.league.executor import seat_launcher
-
     label = f"probe-{job.bot.name}"
     launcher, description = seat_launcher(job.sandbox, job.bot, job.output_dir, label)
     spec = MatchSpec(f"probe-{index}", 1, 2, RuleOptions(target_score=1),

@@ -15,7 +15,7 @@
     [rules]                    # RuleOptions; the official rules by default
     target_score = 500
 
-    [limits]                   # per match, RULES.md §20 + resources
+    [limits]                   # per match, docs/rules.md §20 + resources
     decision_deadline = 1.0
     time_bank = 10.0
 
@@ -42,15 +42,12 @@ was expected.
 from __future__ import annotations
 
 import glob
-import math
 import os
-import re
-import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from arena.formats import toml_table
+from arena.league.config_file import TLS_FILES, FileKind, Table
 from arena.league.schedule import too_large
 from arena.referee.limits import MOST_STRIKES, SECONDS_RANGES, Limits
 from arena.rules.options import RuleOptions
@@ -140,88 +137,24 @@ class Season:
         return self.folder / "logs"
 
 
-_KNOWN = {
-    "season": {"name", "table_size", "matches_per_group", "matches_per_pairing",
-               "duplicate_deals", "parallelism", "pin_cores", "entrants", "executor",
-               "cluster", "shared_bots", "tls_ca_file", "tls_cert_file", "tls_key_file",
-               "insecure_cluster"},
+MATCH_TABLES = {
     "rules": {f.name for f in fields(RuleOptions)},
     "limits": {f.name for f in fields(Limits)},
     "sandbox": {f.name for f in fields(SandboxSettings)},
+}
+"""The tables of a file that plays matches (a season file, a league file), with their
+fields: ``match_settings`` reads them."""
+SEASON_FILE = FileKind("season file", SeasonError, {
+    "season": {"name", "table_size", "matches_per_group", "matches_per_pairing",
+               "duplicate_deals", "parallelism", "pin_cores", "entrants", "executor",
+               "cluster", "shared_bots", *TLS_FILES, "insecure_cluster"},
+    **MATCH_TABLES,
     "output": {"folder", "report"},
     "tiebreak": {f.name for f in fields(TiebreakSettings)},
-}
+}, "season")
 
 
-class _Reader:
-    """Typed access to one table of the file, with errors that name file and field."""
-
-    def __init__(self, path: Path, table: str, data: Any) -> None:
-        self.path, self.table = path, table
-        if not isinstance(data, dict):
-            raise self.error(table, "a table", data)
-        self.data: dict[str, Any] = data
-        unknown = sorted(set(data) - _KNOWN[table])
-        if unknown:
-            raise SeasonError(f"{path}: [{table}] has unknown field(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(sorted(_KNOWN[table]))}")
-
-    def error(self, key: str, expected: str, got: Any) -> SeasonError:
-        where = f"[{self.table}] {key}" if key != self.table else f"[{key}]"
-        return SeasonError(f"{self.path}: {where} must be {expected}, not {got!r}")
-
-    def integer(self, key: str, default: int | None, low: int, high: int | None = None) -> int:
-        value = self.data.get(key, default)
-        if value is None:
-            raise SeasonError(f"{self.path}: [{self.table}] {key} is required "
-                              f"(an integer ≥ {low})")
-        if not isinstance(value, int) or isinstance(value, bool) or value < low or (
-            high is not None and value > high
-        ):
-            span = f"from {low} to {high}" if high is not None else f"≥ {low}"
-            raise self.error(key, f"an integer {span}", value)
-        return value
-
-    def number(self, key: str, default: float, low: float, high: float = math.inf) -> float:
-        value = self.data.get(key, default)
-        # TOML has inf and nan: neither is a limit.
-        if (isinstance(value, bool) or not isinstance(value, int | float)
-                or not math.isfinite(value) or not low <= value <= high):
-            wanted = f"a number ≥ {low:g}" if high == math.inf else (
-                f"a number from {low:g} to {high:g}")
-            raise self.error(key, wanted, value)
-        return float(value)
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            raise self.error(key, "true or false", value)
-        return value
-
-    def string(self, key: str, default: str | None, pattern: str | None = None) -> str:
-        value = self.data.get(key, default)
-        if value is None:
-            raise SeasonError(f"{self.path}: [{self.table}] {key} is required (a string)")
-        if not isinstance(value, str) or not value or "\0" in value or (
-            pattern and not re.fullmatch(pattern, value)
-        ):  # a NUL names no file (it reached open() as "embedded null byte")
-            raise self.error(key, "a non-empty string with no NUL" + (
-                f" matching {pattern}" if pattern else ""), value)
-        return value
-
-    def host_names(self, key: str) -> tuple[str, ...]:
-        from arena.sandbox.egress import host_pattern
-
-        value = self.data.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.error(key, "a list of host names", value)
-        try:
-            return tuple(dict.fromkeys(host_pattern(v) for v in value))
-        except ValueError as error:
-            raise SeasonError(f"{self.path}: [{self.table}] {key}: {error}") from None
-
-
-def _entrants(path: Path, reader: _Reader) -> tuple[BotManifest, ...]:
+def _entrants(path: Path, reader: Table) -> tuple[BotManifest, ...]:
     patterns = reader.data.get("entrants")
     if not isinstance(patterns, list) or not patterns or not all(
         isinstance(p, str) and p and "\0" not in p for p in patterns
@@ -290,16 +223,16 @@ def _check_folders(path: Path, folder: Path, report: Path,
                     "its folder, and the season writes its own files; keep them apart")
 
 
-def match_settings(path: Path, data: dict[str, Any]
+def match_settings(path: Path, data: dict[str, Any], kind: FileKind = SEASON_FILE
                    ) -> tuple[RuleOptions, Limits, SandboxSettings]:
-    """The ``[rules]``, ``[limits]`` and ``[sandbox]`` tables of a file that plays matches
-    (a season file, a league file): SeasonError naming the file and field."""
-    rules_reader = _Reader(path, "rules", data.get("rules", {}))
+    """The ``[rules]``, ``[limits]`` and ``[sandbox]`` tables (``MATCH_TABLES``) of a file
+    that plays matches: ``kind``'s error naming the file and field."""
+    rules_reader = kind.table(path, "rules", data.get("rules", {}))
     try:
         rules = RuleOptions.from_dict(rules_reader.data)
     except (TypeError, ValueError) as error:
-        raise SeasonError(f"{path}: [rules] {error}") from None
-    limits_reader = _Reader(path, "limits", data.get("limits", {}))
+        raise kind.error(f"{path}: [rules] {error}") from None
+    limits_reader = kind.table(path, "limits", data.get("limits", {}))
     defaults = Limits()
     limits = Limits(
         decision_deadline=limits_reader.number("decision_deadline", defaults.decision_deadline,
@@ -311,7 +244,7 @@ def match_settings(path: Path, data: dict[str, Any]
         hello_timeout=limits_reader.number("hello_timeout", defaults.hello_timeout,
                                            *SECONDS_RANGES["hello_timeout"]),
     )
-    sandbox_reader = _Reader(path, "sandbox", data.get("sandbox", {}))
+    sandbox_reader = kind.table(path, "sandbox", data.get("sandbox", {}))
     sandbox_defaults = SandboxSettings()
     sandbox = SandboxSettings(
         backend=sandbox_reader.string("backend", sandbox_defaults.backend),
@@ -323,7 +256,8 @@ def match_settings(path: Path, data: dict[str, Any]
                                            MOST["cpu_seconds"]),
         build_network=sandbox_reader.boolean("build_network", sandbox_defaults.build_network),
         build_hosts=sandbox_reader.host_names("build_hosts"),
-        build_seconds=sandbox_reader.integer("build_seconds", sandbox_defaults.build_seconds, 1),
+        build_seconds=sandbox_reader.integer("build_seconds", sandbox_defaults.build_seconds, 1,
+                                             MOST["build_seconds"]),
         trusted_bots=sandbox_reader.boolean("trusted_bots", sandbox_defaults.trusted_bots),
         off_turn=sandbox_reader.string("off_turn", sandbox_defaults.off_turn,
                                        "throttle|freeze|run"),
@@ -336,33 +270,31 @@ def match_settings(path: Path, data: dict[str, Any]
     return rules, limits, sandbox
 
 
+def check_deals(table: Table, per_group: int, table_size: int, size: str, default: str
+                ) -> None:
+    """With duplicate deals each deal is played once per seat rotation, so the table's
+    ``matches_per_group`` must be a multiple of ``table_size``. The error calls the table
+    size ``size`` and, when the table leaves duplicate deals to their default, says that
+    ``default`` (``"two-player seasons play"``) by default."""
+    if per_group % table_size:
+        note = "" if "duplicate_deals" in table.data else f", which {default} by default"
+        raise table.kind.error(
+            f"{table.path}: [{table.name}] matches_per_group is {per_group}, but with "
+            f"duplicate deals{note} each deal is played once per seat rotation, so it must "
+            f"be a multiple of {size} ({table_size}): use "
+            f"{per_group + table_size - per_group % table_size}, or set duplicate_deals = false")
+
+
 def load_season(path: Path | str) -> Season:
     """Read and validate a season file; raises SeasonError naming file, field and fix."""
     path = Path(path)
-    if not path.is_file():
-        raise SeasonError(f"{path}: no such season file")
-    try:
-        data = toml_table(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as error:
-        line = path.read_bytes()[:error.start].count(b"\n") + 1
-        raise SeasonError(f"{path}: not UTF-8 text (byte 0x{error.object[error.start]:02x} on "
-                          f"line {line}); save the season file as UTF-8") from None
-    except OSError as error:
-        raise SeasonError(f"{path}: cannot read the season file ({error.strerror})") from None
-    except tomllib.TOMLDecodeError as error:
-        raise SeasonError(f"{path}: not valid TOML: {error}") from None
-    unknown = sorted(set(data) - set(_KNOWN))
-    if unknown:
-        raise SeasonError(f"{path}: unknown table(s) {', '.join(unknown)}; "
-                          f"known: {', '.join(_KNOWN)}")
-    if "season" not in data:
-        raise SeasonError(f"{path}: missing the [season] table")
+    data = SEASON_FILE.read(path)
     if isinstance(data["season"], dict) and "seed" in data["season"]:
         raise SeasonError(
             f"{path}: [season] seed is no longer used: a season's deals come from a secret "
             "key drawn at its first run and kept in its store (bots cannot predict them; "
             "`arena season reveal` publishes the key afterwards); remove the seed line")
-    season = _Reader(path, "season", data["season"])
+    season = SEASON_FILE.table(path, "season", data["season"])
     name = season.string("name", None, r"[A-Za-z0-9][A-Za-z0-9_.-]*")
     table_size = season.integer("table_size", 2, 2, 10)
     per_group = season.integer(
@@ -380,29 +312,15 @@ def load_season(path: Path | str) -> Season:
     cluster = season.data.get("cluster")
     if cluster is not None and not isinstance(cluster, str):
         raise season.error("cluster", "an address like tcp://host:8786", cluster)
-    tls_names = ("tls_ca_file", "tls_cert_file", "tls_key_file")
-    tls_given = [n for n in tls_names if n in season.data]
-    cluster_tls = None
-    if tls_given:
-        if len(tls_given) != len(tls_names):
-            raise SeasonError(f"{path}: [season] {', '.join(tls_names)} go together; "
-                              f"only {', '.join(tls_given)} given")
-        files = tuple((path.parent / season.string(n, None)).resolve() for n in tls_names)
-        cluster_tls = (files[0], files[1], files[2])
+    cluster_tls = season.tls_files()
     rules, limits, sandbox = match_settings(path, data)
-    output = _Reader(path, "output", data.get("output", {}))
+    output = SEASON_FILE.table(path, "output", data.get("output", {}))
     # Two-player seasons play duplicate deals unless the file says otherwise: it cuts the
     # luck of the cards (each deal is played once from each seat).
     duplicate_deals = season.boolean("duplicate_deals", table_size == 2)
-    if duplicate_deals and per_group % table_size:
-        default = "" if "duplicate_deals" in season.data else (
-            ", which two-player seasons play by default")
-        raise SeasonError(
-            f"{path}: [season] matches_per_group is {per_group}, but with duplicate "
-            f"deals{default} each deal is played once per seat rotation, so it must be a "
-            f"multiple of table_size ({table_size}): use "
-            f"{per_group + table_size - per_group % table_size}, or set duplicate_deals = false")
-    tiebreak_reader = _Reader(path, "tiebreak", data.get("tiebreak", {}))
+    if duplicate_deals:
+        check_deals(season, per_group, table_size, "table_size", "two-player seasons play")
+    tiebreak_reader = SEASON_FILE.table(path, "tiebreak", data.get("tiebreak", {}))
     tiebreak_defaults = TiebreakSettings()
     tiebreak = TiebreakSettings(
         enabled=tiebreak_reader.boolean("enabled", tiebreak_defaults.enabled),

@@ -1,35 +1,55 @@
 """The season store: SQLite, the source of truth of a season.
 
-A match's result is written in one transaction, after its log is already on disk, with the
-log's SHA-256 (so a log edited afterwards is noticed); a match that was in flight when the
-run died has no row and is simply played again on resume.
+A match's result is written in one transaction, after its log is already on disk
+(``arena.league.results``); a match that was in flight when the run died has no row and is
+simply played again on resume.
 
-A store is created whole (schema written under a temporary name, then renamed), so a store
-file that is empty or not a database is damage, never a season to start again: opening it
-raises StoreError naming the file. Readers (status, standings, export, report) open it
-read-only, so they may look while a run writes (SQLite's WAL).
+The store is created whole and opened only when it holds the season's tables
+(``arena.league.storage``): an empty file or another database is damage, never a season to
+start again. Readers (status, standings, export, report) open it read-only, so they may look
+while a run writes (SQLite's WAL).
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import functools
 import json
-import os
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, ParamSpec, TypeVar
+from typing import Any, NamedTuple
 
 from arena.formats import json_value
+from arena.league.results import (
+    RESULT_COLUMNS,
+    MatchRecord,
+    SeatResult,
+    record_result,
+    results_table,
+)
 from arena.league.schedule import ScheduledMatch
+from arena.league.storage import (
+    SEASON_STORE,
+    StoreError,
+    closed_on_error,
+    connect,
+    create,
+    damaged,
+    reading,
+    store_trouble,
+    write_transaction,
+)
 
-SCHEMA = """
+__all__ = [
+    "MATCH_ID", "MIGRATIONS", "SCHEMA", "SQL_VARIABLES", "MatchRecord", "SeasonMatch",
+    "SeasonStore", "SeatResult", "StoreError", "StoreMissing", "StoredResult", "damaged",
+    "match_log", "store_trouble",
+]
+"""The season store and what its callers pass and catch (a result, a StoreError)."""
+
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS entrants (
     id INTEGER PRIMARY KEY,
@@ -50,102 +70,23 @@ CREATE TABLE IF NOT EXISTS matches (
     status TEXT NOT NULL DEFAULT 'scheduled' CHECK (status IN ('scheduled', 'done', 'failed')),
     error TEXT,
     attempts INTEGER NOT NULL DEFAULT 0,
-    finished_at REAL,
-    seconds REAL,
-    decisions INTEGER,
-    rounds INTEGER,
-    round_limit_reached INTEGER,
-    log_path TEXT,
-    log_sha256 TEXT                  -- of the log file as recorded (NULL: older stores)
+    {RESULT_COLUMNS}
 );
-CREATE TABLE IF NOT EXISTS results (
-    match_id TEXT NOT NULL REFERENCES matches(match_id),
-    seat INTEGER NOT NULL,
-    entrant_id INTEGER NOT NULL REFERENCES entrants(id),
-    place INTEGER NOT NULL,
-    score INTEGER NOT NULL,
-    rounds_won INTEGER NOT NULL,
-    strikes INTEGER NOT NULL,
-    disqualified INTEGER NOT NULL,
-    faults TEXT NOT NULL,            -- JSON list of {kind, reason}
-    PRIMARY KEY (match_id, seat)
-);
-"""
+{results_table('entrant_id', 'entrants')}"""
 
 MIGRATIONS = (
     ("matches", "log_sha256", "ALTER TABLE matches ADD COLUMN log_sha256 TEXT"),
     ("matches", "round", "ALTER TABLE matches ADD COLUMN round INTEGER"),
 )
-"""Columns added since the first stores: (table, column, statement adding it)."""
+"""Columns a store may lack, added when a run opens it: (table, column, statement adding it)."""
 
 SQL_VARIABLES = 500
 """Ids bound in one query, at most (SQLite builds before 3.32 allow 999)."""
-REPAIR = ("restore it from a backup, or delete it to play the season again from the start "
-          "(the match logs are kept)")
-
-
-class StoreError(Exception):
-    """A season store that cannot be used; the message names the file and what to do."""
+TABLES = ("meta", "entrants", "matches", "results")
 
 
 class StoreMissing(StoreError):
     """No store: the season has not been run."""
-
-
-def _nearly_full(path: Path) -> bool:
-    """Whether the file system holding ``path`` has (next to) no space left."""
-    try:
-        stats = os.statvfs(path.parent)
-    except OSError:
-        return False
-    return stats.f_bavail * stats.f_frsize < 1024 * 1024
-
-
-@dataclass(frozen=True)
-class StoreKind:
-    """Which store a message is about, and what its user can do."""
-
-    name: str
-    repair: str
-    """What to do with a store that is damaged."""
-    folder: str
-    """What to do when its folder cannot be written."""
-
-
-SEASON_STORE = StoreKind("season store", REPAIR,
-                         "give the season an [output] folder it may write")
-
-
-def store_trouble(path: Path, error: BaseException, kind: StoreKind = SEASON_STORE
-                  ) -> StoreError:
-    """A StoreError for ``error`` met while using the store at ``path``."""
-    text = str(error)
-    code = error.errno if isinstance(error, OSError) else None
-    name = str(getattr(error, "sqlite_errorname", ""))
-    if code in (errno.ENOSPC, errno.EDQUOT) or "disk is full" in text or (
-            name.startswith("SQLITE_IOERR") and _nearly_full(path)):
-        # In WAL mode a full disk often shows as an I/O error (growing the log or its index).
-        return StoreError(f"{path}: the disk is full; nothing of the last change was "
-                          "recorded: free some space, then run the same command again")
-    if name.startswith("SQLITE_IOERR"):
-        return StoreError(f"{path}: cannot write the {kind.name} ({name}: {text}); nothing "
-                          "of the last change was recorded: check the disk it is on, then run "
-                          "the same command again")
-    if isinstance(error, sqlite3.DatabaseError) and (
-            "not a database" in text or "malformed" in text):
-        return StoreError(f"{path}: not a {kind.name} ({text}); {kind.repair}")
-    if code == errno.EROFS or "readonly" in text:
-        return StoreError(f"{path}: cannot write the {kind.name} (read-only file system or "
-                          f"file); {kind.folder}")
-    if isinstance(error, OSError):
-        return StoreError(f"{path}: {error.strerror or error}; {kind.folder}")
-    return StoreError(f"{path}: the {kind.name} cannot be used ({text}); {kind.repair}")
-
-
-def damaged(path: Path, what: str, kind: StoreKind = SEASON_STORE) -> StoreError:
-    """A StoreError for a store whose contents are not what this version wrote."""
-    return StoreError(f"{path}: the {kind.name} is damaged: a value in it is not what "
-                      f"UNO Arena writes ({what}); {kind.repair}")
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -163,32 +104,6 @@ def _json_list(text: str, of: type) -> list[Any]:
     if not isinstance(value, list) or not all(type(v) is of for v in value):
         raise ValueError(f"not a list of {of.__name__}: {text[:80]!r}")
     return value
-
-
-@dataclass(frozen=True)
-class SeatResult:
-    seat: int
-    place: int
-    score: int
-    rounds_won: int
-    strikes: int
-    disqualified: bool
-    faults: tuple[dict[str, object], ...]
-
-
-@dataclass(frozen=True)
-class MatchRecord:
-    """What a finished match leaves in the store."""
-
-    match_id: str
-    seconds: float
-    decisions: int
-    rounds: int
-    round_limit_reached: bool
-    log_path: str
-    seats: tuple[SeatResult, ...]
-    log_sha256: str | None = None
-    """SHA-256 of the log file's bytes (the report checks the log against it)."""
 
 
 class StoredResult(NamedTuple):
@@ -257,7 +172,7 @@ def _check_results(results: list[StoredResult],
 
 def _check_match(row: tuple[Any, ...], seats: list[int]) -> None:
     """A match as this version records it (raises ValueError): an id of the schedule's
-    form, distinct entrants, and numbers where numbers are kept."""
+    form and distinct entrants."""
     match_id = row[0]
     if type(match_id) is not str or not MATCH_ID.fullmatch(match_id):
         raise ValueError(f"a match id is {str(match_id)[:40]!r}, not one the schedule gives")
@@ -286,93 +201,7 @@ class SeasonMatch(NamedTuple):
     log_sha256: str | None
 
 
-Params = ParamSpec("Params")
-Value = TypeVar("Value")
-
-
-def reading(kind: StoreKind) -> Callable[[Callable[Params, Value]], Callable[Params, Value]]:
-    """A read of a store (a method of an object with a ``path``): a damaged page, or a
-    column that does not hold what this version writes there (a value of another type, JSON
-    that does not parse or of another shape: a store edited or damaged inside a whole
-    database), raises StoreError naming the file and what is wrong."""
-    def decorate(method: Callable[Params, Value]) -> Callable[Params, Value]:
-        @functools.wraps(method)
-        def read(*args: Params.args, **kwargs: Params.kwargs) -> Value:
-            try:
-                return method(*args, **kwargs)
-            except sqlite3.DatabaseError as error:
-                raise store_trouble(_path_of(args[0]), error, kind) from None
-            except ValueError as error:  # json's errors, and the stores' own checks
-                what = (str(error) if type(error) is ValueError
-                        else f"{type(error).__name__}: {error}")
-                raise damaged(_path_of(args[0]), what, kind) from None
-        return read
-    return decorate
-
-
-def _path_of(store: object) -> Path:
-    path = getattr(store, "path", None)
-    assert isinstance(path, Path), f"{store!r} has no path"
-    return path
-
-
 _reading = reading(SEASON_STORE)
-
-
-def _create(path: Path) -> None:
-    """Write an empty season store at ``path``, whole or not at all."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise store_trouble(Path(error.filename or path.parent), error) from None
-    partial = path.with_name(f"{path.name}.{os.getpid()}.new")
-    try:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{partial}{suffix}").unlink(missing_ok=True)
-        # The store holds the season key: only the organiser may read it (SQLite gives its
-        # -wal, -shm and -journal files the database file's permissions).
-        os.close(os.open(partial, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
-        db = sqlite3.connect(partial, isolation_level=None)
-        try:
-            # A rollback journal while creating: each commit lands in the file itself (a
-            # write-ahead log might stay behind, under the temporary name, on a full disk);
-            # the run switches the store to WAL once it is in place.
-            db.execute("PRAGMA journal_mode=DELETE")
-            db.execute("PRAGMA synchronous=FULL")
-            db.executescript(f"BEGIN; {SCHEMA} COMMIT;")
-        finally:
-            db.close()
-        os.replace(partial, path)
-    except (OSError, sqlite3.Error) as error:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(OSError):
-                Path(f"{partial}{suffix}").unlink()
-        raise store_trouble(path, error) from None
-
-
-@contextlib.contextmanager
-def write_transaction(db: sqlite3.Connection, path: Path, kind: StoreKind = SEASON_STORE
-                      ) -> Iterator[sqlite3.Connection]:
-    """One write transaction on ``db`` (opened with ``isolation_level=None``): all of it or
-    nothing; a failure to write raises StoreError naming ``path``."""
-    try:
-        db.execute("BEGIN IMMEDIATE")
-    except sqlite3.Error as error:
-        raise store_trouble(path, error, kind) from None
-    try:
-        yield db
-    except BaseException as error:
-        with contextlib.suppress(sqlite3.Error):
-            db.execute("ROLLBACK")
-        if isinstance(error, sqlite3.OperationalError):
-            raise store_trouble(path, error, kind) from None
-        raise
-    try:
-        db.execute("COMMIT")
-    except sqlite3.Error as error:
-        with contextlib.suppress(sqlite3.Error):
-            db.execute("ROLLBACK")
-        raise store_trouble(path, error, kind) from None
 
 
 class SeasonStore:
@@ -384,40 +213,16 @@ class SeasonStore:
         if not path.exists():
             if read_only:
                 raise StoreMissing(f"{path}: no season store")
-            _create(path)
-        elif path.is_file() and path.stat().st_size == 0:
-            raise StoreError(f"{path}: the season store is empty (0 bytes), so it was "
-                             f"damaged (a store is never empty); {REPAIR}")
-        try:
-            if read_only:
-                self.db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
-                                          isolation_level=None)
-            else:
-                self.db = sqlite3.connect(path, isolation_level=None)  # explicit transactions
-        except sqlite3.Error as error:
-            raise store_trouble(path, error) from None
-        try:
-            tables = {row[0] for row in self.db.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if not {"meta", "entrants", "matches", "results"} <= tables:
-                raise StoreError(f"{path}: not a season store (an SQLite database without "
-                                 f"the season's tables); {REPAIR}")
-            self.db.execute("PRAGMA foreign_keys=ON")
+            create(path, SEASON_STORE, SCHEMA)
+        self.db = connect(path, SEASON_STORE, TABLES, read_only=read_only)
+        with closed_on_error(self.db, path, SEASON_STORE):
             if not read_only:
-                self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=FULL")
                 self._migrate()
             self.columns = {row[1] for row in self.db.execute("PRAGMA table_info(matches)")}
             if "chance" not in self.columns:
                 raise StoreError(
                     f"{path}: made by an older UNO Arena, whose deals came from public seeds; "
                     "start the season again in a new [output] folder (its results stay here)")
-        except sqlite3.Error as error:
-            self.db.close()
-            raise store_trouble(path, error) from None
-        except StoreError:
-            self.db.close()
-            raise
 
     def _migrate(self) -> None:
         """Add the columns newer versions record to a store an older version created."""
@@ -522,18 +327,10 @@ class SeasonStore:
                 entrants = _json_list(row[1], int)
             except ValueError as error:
                 raise damaged(self.path, f"match {record.match_id}'s seats: {error}") from None
-            db.execute(
-                "UPDATE matches SET status = 'done', error = NULL, attempts = attempts + 1, "
-                "finished_at = ?, seconds = ?, decisions = ?, rounds = ?, "
-                "round_limit_reached = ?, log_path = ?, log_sha256 = ? WHERE match_id = ?",
-                (time.time(), record.seconds, record.decisions, record.rounds,
-                 int(record.round_limit_reached), record.log_path, record.log_sha256,
-                 record.match_id))
-            db.executemany(
-                "INSERT INTO results VALUES (?,?,?,?,?,?,?,?,?)",
-                [(record.match_id, s.seat, entrants[s.seat], s.place, s.score, s.rounds_won,
-                  s.strikes, int(s.disqualified), json.dumps(list(s.faults)))
-                 for s in record.seats])
+            if not record_result(db, record, entrants, ("scheduled", "failed")):
+                return False
+            db.execute("UPDATE matches SET error = NULL, attempts = attempts + 1 "
+                       "WHERE match_id = ?", (record.match_id,))
             return True
 
     def record_failure(self, match_id: str, error: str) -> None:
@@ -620,9 +417,9 @@ class SeasonStore:
                 for row, entrants in zip(rows, seats, strict=True)]
 
     def log_of(self, match_id: str) -> str:
-        """Where a match's log is: beside the store, named by the match (``match_log``).
-        The path the store holds was the log's when it was recorded: a season copied or
-        restored elsewhere would read the first one's logs (found by review)."""
+        """Where a match's log is: beside the store, named by the match (``match_log``),
+        not the path recorded with it, so a season copied or restored elsewhere reads its
+        own logs."""
         return str(match_log(self.path.parent, match_id))
 
     def matches(self, status: str | None = None, prefix: str | None = None

@@ -149,7 +149,7 @@ def variants_from_wire(values: Iterable[int]) -> tuple[str, ...]:
 
 def rules_message(options: RuleOptions) -> pb.RuleOptions:
     """The options on the wire; ``rounds`` only with lazy scoring, so that an official match
-    sends exactly what it did before the variants existed."""
+    sends no field of a variant (a bot that knows none reads it whole)."""
     fields = options.to_dict()
     if not options.lazy_scoring:
         del fields["rounds"]
@@ -173,7 +173,7 @@ def _direction(direction: int) -> int:
 
 
 def observation_message(observation: Observation) -> pb.Observation:
-    if observation.variants:  # official observations stay as they were before the variants
+    if observation.variants:  # an official observation carries no field of a variant
         return pb.Observation(
             seat=observation.seat,
             hand=[CARD_MESSAGES[c] for c in observation.hand],

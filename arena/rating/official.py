@@ -251,11 +251,11 @@ def fit_strengths(wins: NDArray[np.float64],
     Hessian is a weighted graph Laplacian, made definite by adding the all-ones matrix,
     which pins the mean without changing the step), damped (Levenberg-Marquardt) while it
     does not raise the likelihood; a step that meets the tolerance is taken even when
-    rounding hides its gain in the likelihood (requiring a rise there cost a few damped
-    steps a fit and could stop 1e-8 short). Each step costs the entrants squared for the
+    rounding hides its gain in the likelihood (requiring a rise there costs a few damped
+    steps a fit and can end 1e-8 short). Each step costs the entrants squared for the
     gradient plus one Cholesky solve (entrants cubed, about 1 ms at 200), whatever the
     number of matches;
-    from a warm start (the full fit) it takes 3 or 4 steps, where scipy's L-BFGS took
+    from a warm start (the full fit) it takes 3 or 4 steps, where scipy's L-BFGS takes
     about 100 evaluations (the bootstrap at 50,000 results, 200 entrants: 8.5 s with
     L-BFGS). The bootstrap calls it only for the resamples that ``ResampleFit``'s cheaper
     steps do not settle. (choix's ``ilsr_pairwise_dense`` finds the same maximum, to 1e-8
@@ -353,8 +353,7 @@ class ResampleFit:
     A resample too far from the full fit (a step that does not shrink the gradient by
     ``CHORD_SHRINK``, or no convergence in ``CHORD_STEPS``) falls back to
     ``fit_strengths`` from the best point the steps reached, and after
-    ``CHORD_FALLBACKS`` of those the rest go straight to it (from the full fit, as
-    before)."""
+    ``CHORD_FALLBACKS`` of those the rest go straight to it (from the full fit)."""
 
     def __init__(self, wins: NDArray[np.float64], strengths: NDArray[np.float64]) -> None:
         """``wins`` and ``strengths``: the full season's win matrix and its fit."""
@@ -420,7 +419,7 @@ class ResampleFit:
         return expected
 
 
-def _order(strengths: NDArray[np.float64]) -> NDArray[np.intp]:
+def rank_order(strengths: NDArray[np.float64]) -> NDArray[np.intp]:
     """Indices best first; strengths equal to ``DIGITS`` decimals by index (the bootstrap
     indexes the rated entrants by the full fit's order, its exact ties by entrant id: a
     resample's ties then fall as the full fit's, and the order is total). Sorted by the
@@ -440,12 +439,12 @@ def _order(strengths: NDArray[np.float64]) -> NDArray[np.intp]:
     return order
 
 
-def _rank_spans(strengths: NDArray[np.float64]
+def rank_spans(strengths: NDArray[np.float64]
                 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Each entrant's best and worst rank (1-based): its place, or the places of the
     entrants tied with it at ``DIGITS`` decimals (whom nothing in these results orders).
-    Only neighbours within ``ROUNDING_REACH`` are rounded to be compared, as in ``_order``."""
-    order = _order(strengths)
+    Only neighbours within ``ROUNDING_REACH`` are rounded to be compared, as in ``rank_order``."""
+    order = rank_order(strengths)
     places = np.arange(1, len(order) + 1)
     best = np.empty(len(order), dtype=np.int64)
     worst = np.empty(len(order), dtype=np.int64)
@@ -466,7 +465,7 @@ def _rank_spans(strengths: NDArray[np.float64]
     return best, worst
 
 
-def _shares_ahead(gaps: NDArray[np.float64]) -> NDArray[np.float64]:
+def shares_ahead(gaps: NDArray[np.float64]) -> NDArray[np.float64]:
     """1 for each gap above 0 at ``DIGITS`` decimals, 0.5 for one that rounds to 0, else 0;
     only the gaps within ``ROUNDING_REACH`` of 0 are rounded (with Python's round)."""
     shares = np.where(gaps > 0, 1.0, 0.0)
@@ -481,8 +480,8 @@ def _pair_alone(per_unit: UnitWins, total: NDArray[np.float64], upper: int, lowe
     """For two entrants whose results are all against each other (a season of two, say):
     how many units each won (its net result in the unit); None when either has another
     opponent. Resampling cannot doubt what every unit says: after one duplicate deal that
-    one bot won, every resample holds that deal only and put it ahead with certainty
-    (found by review); such a pair is judged by its units instead (``_separated_alone``). With
+    one bot won, every resample holds that deal only and puts it ahead with certainty;
+    such a pair is judged by its units instead (``_separated_alone``). With
     other opponents, the rest of the season varies across the resamples."""
     others = np.ones(len(total), dtype=bool)
     others[[upper, lower]] = False
@@ -555,14 +554,14 @@ def _fit_and_bootstrap(outcomes: Sequence[Outcome], played: dict[int, set[str]],
     # The entrants indexed by the fit's order, not by their ids: the units' order (so the
     # resamples drawn) and the resamples' ties then follow from the results alone, and
     # numbering the entrants otherwise (another order in the season file, new versions)
-    # changes no figure. (Indexed by id, 122 of 300 small seasons renumbered had other
-    # intervals or shared ranks: found by review.) Exactly tied entrants stay in id order.
-    fitted = _order(strengths).tolist()
+    # changes no figure. (Indexed by id, 122 of 300 small seasons renumbered get other
+    # intervals or shared ranks.) Exactly tied entrants stay in id order.
+    fitted = rank_order(strengths).tolist()
     rated = [rated[i] for i in fitted]
     strengths = strengths[fitted]
     units, per_unit = comparison_units(outcomes, rated)
     total = per_unit.wins()
-    ranked = _order(strengths)  # 0, 1, 2...: the same order, now the indices'
+    ranked = rank_order(strengths)  # 0, 1, 2...: the same order, now the indices'
     order = ranked.tolist()
     position = {i: p for p, i in enumerate(order, start=1)}
     rng = np.random.default_rng(seed)
@@ -576,8 +575,8 @@ def _fit_and_bootstrap(outcomes: Sequence[Outcome], played: dict[int, set[str]],
         weights = np.bincount(rng.integers(0, len(units), len(units)), minlength=len(units))
         wins = per_unit.wins(weights)
         sample, _ = resample_fit(wins)
-        best[b], worst[b] = _rank_spans(sample)
-        above[ranked[:-1]] += _shares_ahead(sample[ranked[:-1]] - sample[ranked[1:]])
+        best[b], worst[b] = rank_spans(sample)
+        above[ranked[:-1]] += shares_ahead(sample[ranked[:-1]] - sample[ranked[1:]])
     low = np.percentile(best, INTERVAL[0], axis=0, method="lower")
     high = np.percentile(worst, INTERVAL[1], axis=0, method="higher")
     intervals = {i: (int(low[i]), int(high[i])) for i in range(size)}

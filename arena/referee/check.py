@@ -5,7 +5,7 @@ Wild Draw Four it holds (so the bot must answer challenges), from seeds where th
 card is a Wild turned to the bot (so it must name a colour at once). It passes when it
 connected, answered every decision kind legally and in time, and finished every match.
 
-A bot that declares variants (``variants`` in bot.toml, RULES.md §21-§32) then plays
+A bot that declares variants (``variants`` in bot.toml, docs/rules.md §21-§32) then plays
 matches under them, grouped so that each group provokes its decision kinds: the provoker
 also plays its draw cards, 5s and 7s first, stacks on every penalty it can and exchanges
 with the bot after every 5. A group is replayed with new seeds (up to
@@ -45,9 +45,9 @@ from arena.rules.actions import (
     DecisionKind,
 )
 from arena.rules.cards import CARD_RANK, DRAW_TEN, DRAW_TWO_RANK, WILD_DRAW_FOUR
+from arena.rules.match import Match
 from arena.rules.observation import Observation
 from arena.rules.options import OFFICIAL, RuleOptions
-from arena.rules.state import Match
 from arena.text import visible
 
 OFFICIAL_KINDS = (DecisionKind.PLAY_OR_DRAW, DecisionKind.PLAY_DRAWN_OR_KEEP,
@@ -412,7 +412,7 @@ def habits(logs: Sequence[tuple[Path, int]]) -> Habits:
                     found.uno_missed += 1
             elif kind == "decision" and record["seat"] == seat and record["source"] == "bot":
                 assert found.latencies_ms is not None
-                if "latency_ms" in record:  # a log from before the timing lines
+                if "latency_ms" in record:  # an older log: no timing lines
                     found.latencies_ms.append(float(record["latency_ms"]))
                 found.challenged += record["action"] == CHALLENGE
                 found.accepted += record["action"] == ACCEPT

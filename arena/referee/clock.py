@@ -1,4 +1,4 @@
-"""A match's clock (RULES.md §20): each decision's deadline, and each seat's time bank that
+"""A match's clock (docs/rules.md §20): each decision's deadline, and each seat's time bank that
 pays for answers later than it."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The event loop a match runs on: uvloop's (libuv's loop, in C) rather than asyncio's own.
 
-Measured (stop 42, ``python -m benchmarks.referee_trees``, ten turns of five matches, the
+Measured (``python -m benchmarks.referee_trees``, ten turns of five matches, the
 two loops taking turns): a decision over the referee 0.90 of its time on asyncio's loop.
 A decision wakes the referee's loop four times (the bot's answer at its seat's relay, gRPC's
 read and write completions, the request passed on to the bot), and asyncio's loop spends

@@ -1,4 +1,4 @@
-"""The fault policy of RULES.md §20: strikes, default actions, disqualification."""
+"""The fault policy of docs/rules.md §20: strikes, default actions, disqualification."""
 
 from __future__ import annotations
 

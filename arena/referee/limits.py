@@ -19,7 +19,7 @@ MOST_STRIKES = 1000
 
 @dataclass(frozen=True)
 class Limits:
-    """Time and fault limits (RULES.md §20), recorded in every log."""
+    """Time and fault limits (docs/rules.md §20), recorded in every log."""
 
     decision_deadline: float = 1.0
     """Seconds to answer one decision before the time bank is used."""

@@ -20,8 +20,8 @@ with a request are the log's ``event`` lines as the seat sees them
 
 Timings live on lines of their own: each bot decision is followed by a ``timing`` line
 (``seat``, ``request``, ``latency_ms`` from the request's sending to the answer's arrival,
-``bank_ms`` the seat's time bank left after it). Logs before this format kept
-``latency_ms`` on the decision line (``decision_timing`` reads both).
+``bank_ms`` the seat's time bank left after it). A log of the older format keeps
+``latency_ms`` on the decision line instead (``decision_timing`` reads both).
 
 **Determinism.** Every line but the ``timing`` lines is a pure function of the match key
 (or seed) and the bots' answers: the same key and the same answers give the same lines,
@@ -240,9 +240,9 @@ def log_problem(records: list[Any]) -> str | None:
     relies on them, or None: each line an object with a type; the header's players, rules
     and limits of their kinds; every seat named one of the match's; a decision's source
     text, its numbers numbers. A hand-edited log (a line ``5``, a seat ``-5``, ``players``
-    as text) ended ``view``, ``replay`` and ``refeed`` in tracebacks (review, stop 38)."""
+    as text) would otherwise end ``view``, ``replay`` and ``refeed`` in tracebacks."""
+    from arena.rules.match import MAX_PLAYERS
     from arena.rules.options import RuleOptions
-    from arena.rules.state import MAX_PLAYERS
 
     for number, record in enumerate(records, start=1):
         if not isinstance(record, dict) or not isinstance(record.get("type"), str):

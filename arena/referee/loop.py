@@ -15,7 +15,7 @@ It goes through these phases (``Phase``), and only these, in order:
 
 Answers reach the loop one way: gRPC reads them in the seat's ``Play`` handler, which
 puts each in the seat's bounded inbox (``arena.referee.servicer``). Faults follow
-RULES.md §20.
+docs/rules.md §20.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from arena.referee.spec import InProcessSeat, MatchOutcome, MatchSpec, SeatRepor
 from arena.referee.timeline import Timeline
 from arena.rules import events as ev
 from arena.rules.actions import Action, DecisionKind
+from arena.rules.match import Match
 from arena.rules.seeds import MatchSeed
-from arena.rules.state import Match
 from arena.text import visible
 
 LOG_HELD_MOST = 20_000

@@ -9,9 +9,9 @@ from typing import Any
 
 from arena.referee.log import log_problem, read_log
 from arena.rules import events as ev
+from arena.rules.match import Match
 from arena.rules.options import RuleOptions
 from arena.rules.seeds import MatchSeed
-from arena.rules.state import Match
 
 
 class ReplayMismatch(Exception):

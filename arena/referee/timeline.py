@@ -1,5 +1,5 @@
 """What each seat is told: the match's events and faults in order, as each seat sees them
-(RULES.md §19), encoded for the wire once and sent to each seat once."""
+(docs/rules.md §19), encoded for the wire once and sent to each seat once."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from jinja2 import BytecodeCache, FileSystemBytecodeCache
 from jinja2.bccache import Bucket
 
-from arena.cache import cache_folder as _user_cache
+from arena import cache
 
 CACHE_VARIABLE = "ARENA_TEMPLATE_CACHE"
 """Overrides the folder (``off`` for no cache)."""
@@ -27,7 +27,7 @@ CACHE_VARIABLE = "ARENA_TEMPLATE_CACHE"
 
 def cache_folder() -> Path:
     """``ARENA_TEMPLATE_CACHE``, or ``uno-arena/templates`` in the user's cache folder."""
-    return _user_cache("templates", CACHE_VARIABLE)
+    return cache.cache_folder("templates", CACHE_VARIABLE)
 
 
 class _QuietCache(FileSystemBytecodeCache):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,6 +11,7 @@ from markupsafe import Markup, escape
 
 from arena.rating.trueskill_ratings import MU, SIGMA
 from arena.report.data import Bot
+from arena.report.matchmodel import MatchModel
 
 WIDTH, HEIGHT, PAD, LEFT = 640, 240, 36, 56
 """LEFT: room for the y axis' ticks and its title."""
@@ -142,3 +145,117 @@ def season_chart(bots: list[Bot], order: list[str]) -> Markup:
         + "".join(lines) + "".join(labels) + "</svg>"
     )
     return Markup(svg)
+
+
+# -- think times: a match's decisions, a bot's matches ---------------------------------
+
+CHART_WIDTH, ROW_HEIGHT, CHART_LEFT, CHART_RIGHT = 640, 96, 56, 16
+FLOOR_MS = 0.1
+"""The time chart's log scale starts here (answers faster than this sit on the axis)."""
+
+
+def time_chart(model: MatchModel) -> tuple[Markup, list[str]]:
+    """Each seat's think time per decision (as lichess's move-times chart), one row a
+    seat: a bar per decision on a log scale against the deadline (dashed), the decisions
+    the referee made for the bot in red."""
+    decisions = model.data["decisions"]
+    deadline = float(model.data.get("deadline_ms") or 1000)
+    per_seat: list[list[dict[str, Any]]] = [[] for _ in model.names]
+    for view in decisions:
+        if "l" in view:
+            per_seat[view["s"]].append(view)
+    if not any(per_seat):
+        return Markup('<p class="muted">No timings in this log (bots in-process, or an '
+                      'older log).</p>'), []
+    top = max([deadline, FLOOR_MS * 10] + [float(v["l"]) for seat in per_seat for v in seat])
+    height = ROW_HEIGHT * len(model.names) + 24
+    parts = [f'<svg class="chart time-chart" viewBox="0 0 {CHART_WIDTH} {height}" role="img" '
+             f'aria-labelledby="time-title time-desc" xmlns="http://www.w3.org/2000/svg">',
+             '<title id="time-title">Think time per decision, by seat</title>']
+    summary = []
+    inner = CHART_WIDTH - CHART_LEFT - CHART_RIGHT
+    for seat, views in enumerate(per_seat):
+        base = 16 + ROW_HEIGHT * (seat + 1) - 20
+        span = ROW_HEIGHT - 34
+
+        def y(value: float, base: float = base, span: float = span) -> float:
+            # A log scale from FLOOR_MS: a fast bot's 0.3 ms and a 300 ms deadline both show.
+            value = min(max(value, FLOOR_MS), top)
+            return base - span * math.log(value / FLOOR_MS) / math.log(top / FLOOR_MS)
+
+        parts.append(f'<text x="{CHART_LEFT}" y="{base - span - 6:.1f}" class="tick">'
+                     f'seat {seat} · {escape(model.names[seat])}</text>')
+        parts.append(f'<line x1="{CHART_LEFT}" x2="{CHART_WIDTH - CHART_RIGHT}" '
+                     f'y1="{base:.1f}" y2="{base:.1f}" class="grid"/>')
+        at = y(deadline)
+        parts.append(f'<line x1="{CHART_LEFT}" x2="{CHART_WIDTH - CHART_RIGHT}" y1="{at:.1f}" '
+                     f'y2="{at:.1f}" class="deadline" stroke-dasharray="4 3"/>'
+                     f'<text x="{CHART_LEFT - 4}" y="{at + 4:.1f}" class="tick" '
+                     f'text-anchor="end">{deadline:.0f} ms</text>')
+        if not views:
+            summary.append(f"seat {seat} ({model.names[seat]}): no timed decision")
+            continue
+        width = max(inner / len(views), 0.5)
+        for index, view in enumerate(views):
+            x = CHART_LEFT + inner * index / len(views)
+            bad = view["src"] != "bot"
+            kind = "bar bad" if bad else "bar"
+            parts.append(f'<rect x="{x:.2f}" y="{y(view["l"]):.2f}" width="{width:.2f}" '
+                         f'height="{base - y(view["l"]):.2f}" class="{kind}">'
+                         f'<title>decision {index + 1}: {view["l"]:.1f} ms'
+                         f'{" (" + escape(view["src"]) + ")" if bad else ""}</title></rect>')
+        latencies = [v["l"] for v in views]
+        bank = views[-1].get("b")
+        summary.append(
+            f"seat {seat} ({model.names[seat]}): {len(views)} decisions, median "
+            f"{statistics.median(latencies):.1f} ms, slowest {max(latencies):.1f} ms"
+            + (f", time bank left {bank / 1000:.2f} s" if bank is not None else ""))
+    parts.append(f'<desc id="time-desc">{escape("; ".join(summary))}</desc></svg>')
+    return Markup("".join(parts)), summary
+
+
+BOT_TIME_POINTS = 400
+"""A bot's think-time chart shows at most this many matches (evenly picked)."""
+
+
+def bot_time_chart(name: str, medians: Sequence[float | None], deadline_ms: float
+                   ) -> Markup:
+    """A bot's median think time per match over the season, in schedule order, on a log
+    scale against the deadline (as lichess's move-times chart, a point a match)."""
+    points = [(index, value) for index, value in enumerate(medians) if value is not None]
+    if not points:
+        return Markup('<p class="muted">No timings for this bot\'s matches (bots '
+                      'in-process, or older logs).</p>')
+    if len(points) > BOT_TIME_POINTS:
+        step = len(points) / BOT_TIME_POINTS
+        points = [points[int(i * step)] for i in range(BOT_TIME_POINTS)]
+    top = max([deadline_ms, FLOOR_MS * 10] + [value for _, value in points])
+    height, base, span = 180, 150, 126
+    inner = CHART_WIDTH - CHART_LEFT - CHART_RIGHT
+    last = max(len(medians) - 1, 1)
+
+    def y(value: float) -> float:
+        value = min(max(value, FLOOR_MS), top)
+        return base - span * math.log(value / FLOOR_MS) / math.log(top / FLOOR_MS)
+
+    parts = [f'<svg class="chart bot-time-chart" viewBox="0 0 {CHART_WIDTH} {height}" '
+             'role="img" aria-labelledby="bot-time-title" xmlns="http://www.w3.org/2000/svg">',
+             f'<title id="bot-time-title">{escape(name)}: median think time per match '
+             f'({len(points)} matches)</title>',
+             f'<line x1="{CHART_LEFT}" x2="{CHART_WIDTH - CHART_RIGHT}" y1="{base}" '
+             f'y2="{base}" class="grid"/>',
+             f'<line x1="{CHART_LEFT}" x2="{CHART_WIDTH - CHART_RIGHT}" '
+             f'y1="{y(deadline_ms):.1f}" y2="{y(deadline_ms):.1f}" class="deadline"/>',
+             f'<text x="{CHART_LEFT - 4}" y="{y(deadline_ms) + 4:.1f}" class="tick" '
+             f'text-anchor="end">{deadline_ms:g} ms</text>',
+             f'<text x="{CHART_LEFT - 4}" y="{base + 4}" class="tick" '
+             f'text-anchor="end">{FLOOR_MS:g} ms</text>',
+             f'<text x="{CHART_LEFT + inner / 2:.0f}" y="{height - 4}" class="tick" '
+             'text-anchor="middle">matches, in schedule order</text>']
+    for index, value in points:
+        x = CHART_LEFT + inner * index / last
+        parts.append(f'<circle class="point" cx="{x:.1f}" cy="{y(value):.1f}" r="2.5">'
+                     f'<title>match {index + 1}: {value:.1f} ms</title></circle>')
+    parts.append("</svg>")
+    return Markup("".join(parts))
+

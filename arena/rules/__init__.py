@@ -42,17 +42,11 @@ from arena.rules.cards import (
     parse_cards,
     points,
 )
+from arena.rules.match import MAX_PLAYERS, MIN_PLAYERS, Match, arrange_round
 from arena.rules.observation import Observation
 from arena.rules.options import OFFICIAL, VARIANTS, RuleOptions
 from arena.rules.scoring import places
-from arena.rules.state import (
-    MAX_PLAYERS,
-    MIN_PLAYERS,
-    IllegalActionError,
-    Match,
-    Round,
-    arrange_round,
-)
+from arena.rules.state import IllegalActionError, Round
 
 __all__ = [
     "ACCEPT", "CARD_COLOUR", "CARD_KIND", "CARD_POINTS", "CARD_RANK", "CHALLENGE",

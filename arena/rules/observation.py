@@ -6,7 +6,7 @@ add; in official play they keep their defaults.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from arena.rules.actions import DecisionKind
 
@@ -40,3 +40,10 @@ class Observation(NamedTuple):
     refills: tuple[int, ...] = ()
     """§30: the cards each seat draws the next time it empties its hand (0: it goes out);
     empty unless ``uno_in_seven`` is on."""
+
+
+OFFICIAL_PLAY: Final = tuple(Observation._field_defaults.values())
+"""The variants' fields in official play: their defaults."""
+new_observation: Final = tuple.__new__
+"""``new_observation(Observation, fields)``: ``Observation._make`` without its length check,
+for the engine, which builds an observation at every decision; ``fields`` are all 18."""

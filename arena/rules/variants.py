@@ -1,8 +1,9 @@
 """The round under house rules (RULES.md §21-§32): the official round with variants on.
 
-:class:`~arena.rules.state.Match` deals a :class:`VariantRound` only when some variant is in
+:class:`~arena.rules.match.Match` deals a :class:`VariantRound` only when some variant is in
 force, so official play keeps the plain :class:`~arena.rules.state.Round` and its speed;
-here every variant is a flag computed once per round.
+here every variant is a flag computed once per round, and each method either replaces one
+of the official round's named steps or is a step only the variants have.
 
 How the variants fit the one-decision-at-a-time shape of the engine:
 
@@ -26,23 +27,19 @@ How the variants fit the one-decision-at-a-time shape of the engine:
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Final
 
 from arena.rules import events as ev
 from arena.rules.actions import (
     ACCEPT,
     CHALLENGE,
-    CHOOSE_COLOUR,
     CHOOSE_SEAT,
-    DRAW,
     GIVE_CARD,
-    KEEP,
     PASS,
     UNO_CALL,
     Action,
     DecisionKind,
-    action_name,
-    is_valid_action_code,
 )
 from arena.rules.cards import (
     CARD_COLOUR,
@@ -58,19 +55,10 @@ from arena.rules.cards import (
     coloured,
     full_deck,
 )
-from arena.rules.observation import Observation
+from arena.rules.observation import Observation, new_observation
 from arena.rules.options import RuleOptions
 from arena.rules.scoring import hand_points
-from arena.rules.state import (
-    _AFTER_FIRST_CARD,
-    _AFTER_WILD,
-    CHALLENGE_OR_ACCEPT,
-    CHOOSE,
-    PLAY_DRAWN_OR_KEEP,
-    PLAY_OR_DRAW,
-    IllegalActionError,
-    Round,
-)
+from arena.rules.state import Round
 
 CHOOSE_A_SEAT: Final = DecisionKind.CHOOSE_SEAT
 GIVE_A_CARD: Final = DecisionKind.GIVE_CARD
@@ -99,12 +87,14 @@ class VariantRound(Round):
     """One deal under the house rules in ``options`` (some variant is on)."""
 
     __slots__ = (
-        "starter", "penalty", "penalty_rank", "out", "refills",
-        "counted_hands", "_is_out", "_penalty_player", "_colour_card", "_window",
+        "starter", "penalty_rank", "out", "refills", "counted_hands", "_is_out", "_window",
         "_covered", "_seat_purpose", "_partner", "_exchange_player", "_gift", "_variants",
         "_pending_mode", "_stacking", "_two_on_four", "_deflects", "_seven_o", "_exchange",
         "_jump_in", "_circle", "_until_last", "_refill_on", "_zero_50",
     )
+
+    RETURNED_FIRST = (WILD_DRAW_FOUR, DRAW_TEN)
+    """§7; §28: a +10 turned first goes back like a Wild Draw Four."""
 
     def __init__(
         self,
@@ -125,10 +115,8 @@ class VariantRound(Round):
         super().__init__(players, dealer, number, options, rng, events, scores, deck)
 
     def _setup(self, players: int, options: RuleOptions, starter: int) -> None:
-        """The variants' state and flags (also used by ``arrange_round``)."""
+        """The variants' state and flags, set before the deal."""
         self.starter = starter
-        self.penalty = 0
-        """§21/§22: the cards a pending penalty makes its seat draw (0: none pending)."""
         self.penalty_rank = -1
         """The rank of the last draw card of the pending penalty: what answers it."""
         self.out: list[int] = []
@@ -137,8 +125,6 @@ class VariantRound(Round):
         self.refills = [FIRST_REFILL] * players if options.uno_in_seven else []
         self.counted_hands: tuple[tuple[Card, ...], ...] | None = None
         """§29: the hands when the first seat went out (what it scores for)."""
-        self._penalty_player = -1
-        self._colour_card = WILD
         self._window: list[int] = []
         self._covered = _NOT_COVERING
         self._seat_purpose = 0
@@ -158,39 +144,22 @@ class VariantRound(Round):
         self._refill_on = options.uno_in_seven
         self._zero_50 = options.zero_scores_50
 
-    # -- set-up (§6, §7; §28: a +10 turned first goes back like a Wild Draw Four) --------
+    def arrange_variants(self, out: Sequence[int], refills: Sequence[int] | None) -> None:
+        """For an arranged position: the variants' state, with ``out`` the seats already
+        out, in order (§29), and ``refills`` what each seat draws when it next empties its
+        hand (§30; None: the opening refills)."""
+        self._setup(self.players, self.options, (self.dealer + 1) % self.players)
+        for seat in out:
+            self.out.append(seat)
+            self._is_out[seat] = True
+        if out:
+            self.winner = out[0]
+        if refills is not None:
+            self.refills = list(refills)
 
-    def _turn_first_card(self) -> None:
-        pile = self.draw_pile
-        card = pile.pop()
-        while card in (WILD_DRAW_FOUR, DRAW_TEN):
-            self.events.append(ev.FirstCardReturned(card))
-            pile.insert(self.rng.randrange(len(pile) + 1), card)
-            card = pile.pop()
-        self.discard.append(card)
-        self.events.append(ev.FirstCardTurned(card))
-        n = self.players
-        first = self.starter  # §7's "seat left of the dealer"; §31: the last round's winner
-        rank = CARD_RANK[card]
-        if card == WILD:
-            self.current, self.decision = first, CHOOSE
-            self._after_colour = _AFTER_FIRST_CARD
-            return
-        self.colour = CARD_COLOUR[card]
-        if rank == SKIP_RANK:
-            self.events.append(ev.Skipped(first))
-            self._begin_turn((first + 1) % n)
-        elif rank == DRAW_TWO_RANK:
-            self._draw(first, 2, ev.DrawReason.FIRST_CARD_DRAW_TWO)
-            self.events.append(ev.Skipped(first))
-            self._begin_turn((first + 1) % n)
-        elif rank == REVERSE_RANK:
-            if n > 2:  # §7: with two players the dealer simply starts, nothing flips
-                self.direction = -1
-                self.events.append(ev.DirectionChanged(-1))
-            self._begin_turn((first - 1) % n)
-        else:
-            self._begin_turn(first)
+    def _first_player(self) -> int:
+        """§7's seat left of the dealer; §31: the last round's winner."""
+        return self.starter
 
     # -- seats -------------------------------------------------------------------------
 
@@ -206,10 +175,13 @@ class VariantRound(Round):
         """Seats still in the round (§29)."""
         return self.players - len(self.out)
 
+    def is_out(self, seat: int) -> bool:
+        """Whether ``seat`` went out while the round goes on (§29)."""
+        return seat in self.out
+
     # -- legal actions -----------------------------------------------------------------
 
-    def _compute_legal(self) -> list[Action]:
-        decision = self.decision
+    def _other_legal(self, decision: DecisionKind | None) -> list[Action]:
         if decision is STACK_OR_ACCEPT:
             return self._penalty_answers()
         if decision is JUMP_IN_OR_PASS:
@@ -223,7 +195,7 @@ class VariantRound(Round):
             return [PASS, *seats] if self._seat_purpose == _EXCHANGE else seats
         if decision is GIVE_A_CARD:
             return [GIVE_CARD + card for card in sorted(set(self.hands[self.current]))]
-        return super()._compute_legal()
+        return []
 
     def _seat_choices(self, seat: int) -> list[int]:
         """§23: any other seat still in play; §24: one that holds a card to give."""
@@ -260,56 +232,12 @@ class VariantRound(Round):
         legal.append(ACCEPT)
         return legal
 
-    # -- the decision loop -------------------------------------------------------------
+    # -- the decisions only the variants have ------------------------------------------
 
-    def apply(self, action: Action) -> None:
-        legal = self._legal
-        if (legal is None or action not in legal) and not self.is_legal(action):
-            raise IllegalActionError(
-                f"{action_name(action) if is_valid_action_code(action) else action} is not legal "
-                f"for seat {self.current} at {self.decision!r}; legal: "
-                f"{', '.join(action_name(a) for a in self.legal_actions())}"
-            )
-        seat = self.current
-        decision = self.decision
-        self._legal = None
-        events = self.events
-        if decision is PLAY_OR_DRAW:
-            if action == DRAW:
-                drawn = self._draw(seat, 1, ev.DrawReason.CHOICE)
-                if drawn:
-                    card = drawn[0]
-                    top = self.discard[-1]
-                    if card >= WILD or CARD_COLOUR[card] == self.colour or (
-                        CARD_RANK[card] == CARD_RANK[top]
-                    ):
-                        self._drawn = card
-                        self.decision = PLAY_DRAWN_OR_KEEP
-                        return
-                    # §19: kept whether it could be played or not, so the other seats
-                    # learn nothing of the card from the events (a keep only after a
-                    # playable card told them it matched).
-                    events.append(ev.KeptDrawnCard(seat))
-                self._begin_turn(self._next(seat))
-            else:
-                self._play(seat, action)
-        elif decision is PLAY_DRAWN_OR_KEEP:
-            if action == KEEP:
-                events.append(ev.KeptDrawnCard(seat))
-                self._begin_turn(self._next(seat))
-            else:
-                self._play(seat, action)
-        elif decision is CHOOSE:
-            self._choose_colour(seat, action - CHOOSE_COLOUR)
-        elif decision is CHALLENGE_OR_ACCEPT:
-            if action == CHALLENGE:
-                self._challenge(seat)
-            else:
-                events.append(ev.WildDrawFourAccepted(seat))
-                self._take_penalty(seat, ev.DrawReason.WILD_DRAW_FOUR)
-        elif decision is STACK_OR_ACCEPT:
+    def _apply_other(self, seat: int, decision: DecisionKind | None, action: Action) -> None:
+        if decision is STACK_OR_ACCEPT:
             if action == ACCEPT:
-                events.append(ev.PenaltyAccepted(seat, self.penalty))
+                self.events.append(ev.PenaltyAccepted(seat, self.penalty))
                 self._take_penalty(seat, ev.DrawReason.PENALTY)
             elif action == CHALLENGE:
                 self._challenge(seat)
@@ -319,7 +247,7 @@ class VariantRound(Round):
             if action == PASS:
                 self._ask_next_jumper()
             else:
-                events.append(ev.JumpedIn(seat))
+                self.events.append(ev.JumpedIn(seat))
                 self._window = []
                 self._covered = _NOT_COVERING
                 self._play(seat, action)
@@ -328,57 +256,31 @@ class VariantRound(Round):
         else:
             self._card_given(seat, action - GIVE_CARD)
 
-    # -- playing a card ----------------------------------------------------------------
+    # -- a seat's last card ------------------------------------------------------------
 
-    def _play(self, seat: int, action: Action) -> None:
-        card = action & ~UNO_CALL
-        hand = self.hands[seat]
-        if card == WILD_DRAW_FOUR:  # §8/§13: guilty if it held the colour in play
-            colour = self.colour
-            self._offender_guilty = any([CARD_COLOUR[c] == colour for c in hand])
-        hand.remove(card)
-        self.discard.append(card)
-        events = self.events
-        events.append(ev.Played(seat, card))
-        left = len(hand)
-        if action & UNO_CALL:
-            events.append(ev.UnoCalled(seat, left == 1))
-        emptied = left == 0
-        if emptied:
-            if self._refill_on and self.refills[seat]:  # §30: draw and play on
-                count = self.refills[seat]
-                self.refills[seat] = count - 1
-                events.append(ev.HandEmptied(seat, count))
-                self._draw(seat, count, ev.DrawReason.REFILL)
-            elif self._goes_out(seat, card):
-                return
-        elif left == 1 and not action & UNO_CALL:  # §14: the table catches it at once
-            events.append(ev.UnoCaught(seat))
-            self._draw(seat, 2, ev.DrawReason.UNO_PENALTY)
-        if self._jump_in and card != WILD_DRAW_FOUR and self._open_window(seat, card, emptied):
-            return
-        self._resolve(seat, card, emptied)
-
-    def _goes_out(self, seat: int, card: Card) -> bool:
-        """The seat played its last card: True when that ends the round (§15), False when
-        the round goes on without it (§29)."""
-        if self._until_last:
-            self._is_out[seat] = True
-            self.out.append(seat)
-            self.events.append(ev.WentOut(seat, len(self.out)))
-            if self.in_play() > 1:
-                if self.winner < 0:  # §29: the first out scores from the hands as they are
-                    self.winner = seat
-                    self.counted_hands = tuple(tuple(hand) for hand in self.hands)
-                return False
-            if self.winner < 0:  # out first and last (two seats): §15 as in official play,
-                self.winner = seat  # the cards its last draw card deals count
-        else:
-            self.winner = seat
-        self._last_card_penalty(seat, card)
-        self.over = True
-        self.decision = None
-        self.current = -1
+    def _hand_emptied(self, seat: int, card: Card) -> bool:
+        """``seat`` played its last card: True when that ends the round (§15), False when
+        it draws its refill and plays on (§30) or the round goes on without it (§29)."""
+        refills = self.refills
+        if self._refill_on and refills[seat]:
+            count = refills[seat]
+            refills[seat] = count - 1
+            self.events.append(ev.HandEmptied(seat, count))
+            self._draw(seat, count, ev.DrawReason.REFILL)
+            return False
+        if not self._until_last:
+            return super()._hand_emptied(seat, card)
+        self._is_out[seat] = True
+        self.out.append(seat)
+        self.events.append(ev.WentOut(seat, len(self.out)))
+        if self.in_play() > 1:
+            if self.winner < 0:  # §29: the first out scores from the hands as they are
+                self.winner = seat
+                self.counted_hands = tuple(tuple(hand) for hand in self.hands)
+            return False
+        if self.winner < 0:  # out first and last (two seats): §15 as in official play,
+            self.winner = seat  # the cards its last draw card deals count
+        self._go_out(seat, card)
         return True
 
     def _last_card_penalty(self, seat: int, card: Card) -> None:
@@ -397,6 +299,12 @@ class VariantRound(Round):
         self._draw(self._next(seat), total, reason)
 
     # -- §25: jump-in --------------------------------------------------------------------
+
+    def _card_effect(self, seat: int, card: Card, emptied: bool) -> None:
+        """The seats holding the same card may jump in before it takes effect (§25)."""
+        if self._jump_in and card != WILD_DRAW_FOUR and self._open_window(seat, card, emptied):
+            return
+        self._resolve(seat, card, emptied)
 
     def _open_window(self, seat: int, card: Card, emptied: bool) -> bool:
         """Ask the seats holding ``card`` whether they jump in: True if one is asked."""
@@ -436,9 +344,7 @@ class VariantRound(Round):
             elif self._is_out[seat]:  # §29: a seat that went out names no colour
                 self._after_wild(seat, card)
             else:
-                self.current, self.decision = seat, CHOOSE
-                self._after_colour = _AFTER_WILD
-                self._colour_card = card
+                self._ask_colour(seat, card)
             return
         self.colour = CARD_COLOUR[card]
         rank = CARD_RANK[card]
@@ -484,32 +390,17 @@ class VariantRound(Round):
         self.colour = int(COLOUR_CIRCLE[step % len(COLOUR_CIRCLE)])
         self.events.append(ev.ColourAdvanced(seat, self.colour))
 
-    def _choose_colour(self, seat: int, colour: int) -> None:
-        self.colour = colour
-        self.events.append(ev.ColourChosen(seat, colour))
-        if self._after_colour == _AFTER_FIRST_CARD:  # §7: the seat that named it plays
-            self._begin_turn(seat)
-        else:
-            self._after_wild(seat, self._colour_card)
-
-    def _after_wild(self, seat: int, card: Card) -> None:
-        if card == WILD:
-            self._begin_turn(self._next(seat))
-        else:
-            self._add_penalty(seat, card)
-
     # -- draw penalties (§11, §12, §13, §21, §22, §28) -----------------------------------
 
     def _add_penalty(self, seat: int, card: Card) -> None:
-        """A draw card takes effect: at once (official), or pending on the next seat."""
+        """A draw card takes effect: at once (as in official play), or pending on the next
+        seat (§21, §22)."""
         rank = CARD_RANK[card]
         target = self._next(seat)
         self.penalty_rank = rank
         if not self._pending_mode:
             if card == WILD_DRAW_FOUR and not self._is_out[seat]:
-                self.penalty = PENALTY_OF[rank]
-                self._penalty_player = seat
-                self.current, self.decision = target, CHALLENGE_OR_ACCEPT
+                super()._add_penalty(seat, card)  # §13: challenged or accepted
                 return
             self._draw(target, PENALTY_OF[rank], _OWN_REASON[rank])
             self.events.append(ev.Skipped(target))
@@ -522,32 +413,6 @@ class VariantRound(Round):
     def _penalty_on(self, seat: int) -> None:
         self.events.append(ev.PenaltyPending(seat, self.penalty))
         self.current, self.decision = seat, STACK_OR_ACCEPT
-
-    def _take_penalty(self, seat: int, reason: ev.DrawReason) -> None:
-        total = self.penalty
-        self.penalty = 0
-        self._draw(seat, total, reason)
-        self.events.append(ev.Skipped(seat))
-        self._begin_turn(self._next(seat))
-
-    def _challenge(self, victim: int) -> None:
-        """§13, and §21 under stacking: the verdict moves the whole pending total."""
-        events = self.events
-        offender = self._penalty_player
-        guilty = self._offender_guilty
-        total = self.penalty
-        self.penalty = 0
-        events.append(ev.Challenged(victim, offender))
-        events.append(
-            ev.ChallengeVerdict(victim, offender, guilty, tuple(sorted(self.hands[offender])))
-        )
-        if guilty:  # the offender draws, the challenger plays on the named colour
-            self._draw(offender, total, ev.DrawReason.CHALLENGE_GUILTY)
-            self._begin_turn(victim)
-        else:
-            self._draw(victim, total + 2, ev.DrawReason.CHALLENGE_INNOCENT)
-            events.append(ev.Skipped(victim))
-            self._begin_turn(self._next(victim))
 
     # -- §23 seven and zero, §24 exchange ---------------------------------------------
 
@@ -603,38 +468,20 @@ class VariantRound(Round):
     # -- views -------------------------------------------------------------------------
 
     def observation(self, seat: int) -> Observation:
+        """The official view and the variants' public facts; while a seat is asked to jump
+        in (§25) the others still see the player acting."""
         current = self.current
-        decision = self.decision
+        if seat != current and self.decision is JUMP_IN_OR_PASS:
+            current = self._covered[0]
         partner = -1
-        if seat != current:
-            if decision is JUMP_IN_OR_PASS:  # §25: others see the player still acting
-                current = self._covered[0]
-            decision = None
         if self._exchange_player >= 0:
             if seat == self._exchange_player:
                 partner = self._partner
             elif seat == self._partner:
                 partner = self._exchange_player
-        return Observation(
-            seat,
-            tuple(sorted(self.hands[seat])),
-            decision,
-            current,
-            self.discard[-1],
-            self.colour,
-            self.direction,
-            tuple(map(len, self.hands)),
-            len(self.draw_pile),
-            len(self.discard),
-            self.dealer,
-            tuple(self._scores),
-            self.number,
-            self.turns,
-            self._variants,
-            self.penalty,
-            partner,
-            tuple(self.refills),
-        )
+        return new_observation(Observation, (
+            *self._view(seat, current), self._variants, self.penalty, partner,
+            tuple(self.refills)))
 
     def round_points(self) -> int:
         """§16 (§26, §29): the points the first seat out scores."""

@@ -2,7 +2,7 @@
 
 ``make_launcher(backend, manifest, limits, log_dir, label)`` gives the referee a seat
 launcher; ``prepare(manifest, backend, limits, log_dir)`` runs a bot's build step once
-before it plays. Backends (``arena/sandbox/README.md`` compares what each contains):
+before it plays. Backends (``docs/sandbox.md`` compares what each contains):
 
 * ``bubblewrap`` (default): namespaces, read-only runtimes, private tmpfs, seccomp, cgroups,
   a uid per bot. Where it cannot run, ``make_launcher`` falls back loudly to ``fallback``.

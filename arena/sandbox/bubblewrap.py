@@ -72,9 +72,9 @@ signal to them through them."""
 SHOWN_PROC = frozenset({"self", "thread-self", "mounts", "net", "version", "filesystems"})
 """The rest of /proc's top level a bot is shown: its own processes' entries (and the pid
 folders of its sandbox), and what never changes. Everything else is hidden
-(``hidden_proc``): an allowlist, as a list of what to hide missed host-wide counters a bot
-could move and another read (found by attack: /proc/sys/kernel/pty/nr carried six bits a
-turn between two bots, without an error)."""
+(``hidden_proc``): an allowlist, as a list of what to hide misses host-wide counters a
+bot could move and another read (/proc/sys/kernel/pty/nr carries six bits a turn between
+two bots, without an error)."""
 
 
 @functools.cache

@@ -94,7 +94,7 @@ def toolchain_identity() -> str:
     referee's Python, the installed packages, the operator's extra runtimes, and each
     compiler and runtime the builds find, where it is and which file it is (its size and
     time): a Go in /usr/local, a rustup toolchain or a JDK under /opt is no Debian package,
-    and upgrading one reused the builds of the old (review, stop 38)."""
+    and upgrading one must not reuse the builds of the old."""
     from arena.sandbox.runtimes import LANGUAGE_TOOLCHAINS
 
     digest = hashlib.sha256()
@@ -240,7 +240,7 @@ def tree_digest(folder: Path) -> str:
 
 def _sound(target: Path) -> bool:
     """Whether a kept build is as it was stored: a file emptied or removed in the cache
-    was run as the author's bot, which then failed its check (review, stop 38)."""
+    would be run as the author's bot, which would then fail its check."""
     try:
         return _digest_path(target).read_text().strip() == tree_digest(target)
     except OSError:
@@ -249,8 +249,8 @@ def _sound(target: Path) -> bool:
 
 def _trusted_cache(root: Path) -> None:
     """BuildError unless the cache folder is a folder of ours that no one else may write:
-    a build kept there is run as the bot it names (found by review, stop 38: a folder
-    others could write let them plant a build, and a link as its lock file)."""
+    a build kept there is run as the bot it names, and a folder others could write would
+    let them plant a build, and a link as its lock file."""
     try:
         info = root.lstat()
     except OSError as error:
@@ -290,7 +290,7 @@ def _kept(root: Path, key: str, fill: Callable[[Path], None]) -> Path:
         if os.path.lexists(target):
             if _sound(target):
                 return target
-            # Damaged (or kept before digests were): moved aside whole, then made again.
+            # Damaged (or kept with no digest): moved aside whole, then made again.
             aside = Path(tempfile.mkdtemp(prefix=".damaged-", dir=root))
             os.rename(target, aside / "entry")
             remove_tree(aside)
@@ -312,8 +312,8 @@ def _kept(root: Path, key: str, fill: Callable[[Path], None]) -> Path:
 def stage(manifest: BotManifest, cache: Path | None = None) -> BotManifest:
     """A bot with no build step, as it plays: a copy of exactly its sources, what its
     content hash covers, kept in the build cache under their digest. Run from its own
-    folder, it also saw what its ``.gitignore`` names, which no hash covers: code put
-    there changed the bot and not its version (review, stop 38)."""
+    folder, it would also see what its ``.gitignore`` names, which no hash covers: code
+    put there would change the bot and not its version."""
     kept = _kept((cache or cache_root()).absolute(), f"sources-{manifest.content_digest()}",
                  lambda staging: copy_sources(manifest.folder, staging))
     return dataclasses.replace(manifest, folder=kept, origin=manifest.home)

@@ -36,7 +36,7 @@ from arena.sandbox.launcher import (
 )
 from arena.sandbox.limits import MIB, SandboxLimits
 from arena.sandbox.manifest import BotManifest
-from arena.sandbox.plain import _copy_capped
+from arena.sandbox.plain import copy_capped
 from arena.text import file_label
 
 IMAGE_PREFIX = "uno-arena/bot-"
@@ -132,7 +132,7 @@ class DockerProcess:
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       start_new_session=True)
         self._threads = [
-            threading.Thread(target=_copy_capped, daemon=True, args=(stream, path, output_cap))
+            threading.Thread(target=copy_capped, daemon=True, args=(stream, path, output_cap))
             for stream, path in ((self.popen.stdout, self.stdout_path),
                                  (self.popen.stderr, self.stderr_path))]
         for thread in self._threads:

@@ -15,7 +15,7 @@ What it does not: the rest of the host's file system is the host's, seen as an
 unprivileged user: the bot reads whatever others may read, and writes whatever others may
 write (outside the masked temporary folders). There is no seccomp filter: every socket
 family works, in an empty network namespace. Every match log records the warning (see
-``describe()``); the table in ``arena/sandbox/README.md`` lists what each backend contains.
+``describe()``); the table in ``docs/sandbox.md`` lists what each backend contains.
 """
 
 from __future__ import annotations

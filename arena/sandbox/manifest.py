@@ -80,7 +80,7 @@ class BotManifest:
     build: tuple[str, ...] = ()
     protocol: str = "grpc"
     variants: tuple[str, ...] = ()
-    """The house rules (RULES.md §21-§32) the bot supports; none: official matches only."""
+    """The house rules (docs/rules.md §21-§32) the bot supports; none: official matches only."""
     vendor: tuple[str, ...] = ()
     """Fetches the bot's dependencies into its folder, with the network, on the author's
     machine (``arena vendor``); never run by the referee."""
@@ -149,7 +149,7 @@ class SourceEntry:
 
 def _ignoring(patterns: list[str]) -> re.Pattern[str]:
     """The patterns as one expression, compiled once: matched pattern by pattern, 40,000
-    of them thrashed ``fnmatch``'s cache and took 470 s for one upload (review, stop 38)."""
+    of them thrash ``fnmatch``'s cache and take 470 s for one upload."""
     return re.compile("|".join(fnmatch.translate(p) for p in patterns))
 
 
@@ -396,7 +396,7 @@ def load_manifest(folder: Path | str) -> BotManifest:
                                 "(an escape sequence, a line break) nor any that reverses "
                                 "the text's direction")
         problem = name_problem(data[key], most) if data.get(key) else None
-        if problem:  # blank, invisible, piled-up marks, mixed scripts (review, stop 39)
+        if problem:  # blank, invisible, piled-up marks, mixed scripts
             raise ManifestError(f"{path}: field '{key}' {problem}; it is shown beside the "
                                 "bot's name and must read as itself")
     language = data["language"].lower()

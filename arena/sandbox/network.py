@@ -46,7 +46,7 @@ the JVM (Maven, Gradle), its system properties."""
 PASTA_OPTIONS = ("--quiet", "-4", "-t", "none", "-u", "none", "-U", "none", "--no-udp",
                  "--no-icmp", "--no-dhcp", "--no-dhcpv6", "--no-ndp", "--no-ra", "--no-map-gw")
 """IPv4 only (``-4``): the namespace's ::1 would lead to the host's [::1] at the proxy's
-port, where anything could listen (found by review)."""
+port, where anything could listen."""
 OWN_TUN = ("mount -t tmpfs -o mode=0755,size=4k arena-tun /dev/net && "
            "mknod -m 0666 /dev/net/tun c 10 200 && exec \"$@\"")
 """pasta opens /dev/net/tun after dropping root, and a host may keep it 0600 (Debian's udev

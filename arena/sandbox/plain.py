@@ -21,7 +21,7 @@ from arena.text import file_label
 OUTPUT_CAP_BYTES = 1024 * 1024
 
 
-def _copy_capped(source: IO[bytes], target: Path, cap: int) -> None:
+def copy_capped(source: IO[bytes], target: Path, cap: int) -> None:
     """Copy a pipe to a file, keeping the first ``cap`` bytes and draining the rest. A file
     that cannot be written (a full disk) stops the copy, not the draining."""
     written = 0
@@ -76,7 +76,7 @@ class PlainProcess:
             stderr=subprocess.PIPE, start_new_session=True)
         self.pgid = self.popen.pid
         self._threads = [
-            threading.Thread(target=_copy_capped, daemon=True,
+            threading.Thread(target=copy_capped, daemon=True,
                              args=(stream, log_dir / f"{label}.{name}.log", output_cap))
             for name, stream in (("stdout", self.popen.stdout), ("stderr", self.popen.stderr))
         ]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from arena.sandbox.cgroups import BotCgroups, CgroupHost
 from arena.sandbox.limits import SandboxLimits
-from arena.sandbox.plain import _copy_capped
+from arena.sandbox.plain import copy_capped
 from arena.sandbox.polling import backoff
 from arena.sandbox.trees import remove_tree
 from arena.text import file_label
@@ -305,7 +305,7 @@ class SandboxProcess:
             for descriptor in sent:
                 os.close(descriptor)
         self._threads = [
-            threading.Thread(target=_copy_capped, daemon=True,
+            threading.Thread(target=copy_capped, daemon=True,
                              args=(open(descriptor, "rb", buffering=0),  # noqa: SIM115
                                    path, output_cap))
             for descriptor, path in ((stdout_read, self.stdout_path),

@@ -3,10 +3,10 @@
 A run killed at the wrong moment (SIGKILL, a power cut) can leave empty bot cgroups
 (``arena-<label>-<PID.START>-<n>``) and match folders in the temp folder
 (``arena-match-<PID.START>-...``). Both are named after their owner, its pid and start time
-(``arena.processes``): the sweep removes one only when that process no longer runs (a
-live process that merely reuses the pid is not the owner), and a cgroup only when it is
-empty. Cgroups named before owners carried a start time (``arena-<label>-<PID>-<n>``) are
-removed when their pid is gone altogether.
+(``arena.processes``): the sweep removes one only when that process has ended (a live
+process that merely reuses the pid is not the owner), and a cgroup only when it is empty.
+A cgroup named without a start time (``arena-<label>-<PID>-<n>``) is removed only when its
+pid is gone altogether.
 """
 
 from __future__ import annotations

@@ -12,5 +12,8 @@ It sits on top of everything (league, rating, report, sandbox, referee); nothing
 * ``ladder``: live ratings, the matchmaker, the phases, the final's schedule and standings.
 * ``service``: the background threads (validation, then the ladder and the final) and
   what a restart puts right.
-* ``app``: the HTTP API and the pages (Starlette, served by uvicorn).
+* ``app``: the HTTP application (Starlette, served by uvicorn): its shared state,
+  middleware and route table.
+* ``routes``: its endpoints, by audience: ``public``, ``author`` and ``api``, with what they
+  share in ``common`` and ``submissions``.
 """

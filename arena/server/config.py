@@ -50,14 +50,12 @@ was expected.
 from __future__ import annotations
 
 import datetime as dt
-import re
-import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from arena.formats import toml_table
-from arena.league.season import SandboxSettings, SeasonError, match_settings
+from arena.league.config_file import TLS_FILES, FileKind, Table
+from arena.league.season import MATCH_TABLES, SandboxSettings, check_deals, match_settings
 from arena.referee.limits import Limits
 from arena.rules.options import RuleOptions
 
@@ -153,108 +151,42 @@ class League:
         return self.data / "league.sqlite"
 
 
-_KNOWN = {
+LEAGUE_FILE = FileKind("league file", LeagueError, {
     "league": {"name", "data", "host", "port", "public_url"},
     "phases": {"open_until", "frozen_until"},
     "ladder": {f.name for f in fields(LadderSettings)},
     "final": {f.name for f in fields(FinalSettings)},
     "uploads": {f.name for f in fields(UploadSettings)},
     "validation": {"matches"},
-    "cluster": {"address", "tls_ca_file", "tls_cert_file", "tls_key_file", "insecure"},
-    "rules": {f.name for f in fields(RuleOptions)},
-    "limits": {f.name for f in fields(Limits)},
-    "sandbox": {f.name for f in fields(SandboxSettings)},
-}
+    "cluster": {"address", *TLS_FILES, "insecure"},
+    **MATCH_TABLES,
+}, "league")
 
 
-class _Table:
-    """Typed access to one table of the file, with errors naming file, table and field."""
-
-    def __init__(self, path: Path, name: str, data: Any) -> None:
-        self.path, self.name = path, name
-        if not isinstance(data, dict):
-            raise LeagueError(f"{path}: [{name}] must be a table, not {data!r}")
-        self.data: dict[str, Any] = data
-        unknown = sorted(set(data) - _KNOWN[name])
-        if unknown:
-            raise LeagueError(f"{path}: [{name}] has unknown field(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(sorted(_KNOWN[name]))}")
-
-    def error(self, key: str, expected: str, got: Any) -> LeagueError:
-        return LeagueError(f"{self.path}: [{self.name}] {key} must be {expected}, not {got!r}")
-
-    def integer(self, key: str, default: int, low: int, high: int | None = None) -> int:
-        value = self.data.get(key, default)
-        if not isinstance(value, int) or isinstance(value, bool) or value < low or (
-                high is not None and value > high):
-            span = f"from {low} to {high}" if high is not None else f"≥ {low}"
-            raise self.error(key, f"an integer {span}", value)
-        return value
-
-    def number(self, key: str, default: float, low: float) -> float:
-        value = self.data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < low:
-            raise self.error(key, f"a number ≥ {low:g}", value)
-        return float(value)
-
-    def boolean(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
-        if not isinstance(value, bool):
-            raise self.error(key, "true or false", value)
-        return value
-
-    def string(self, key: str, default: str | None, pattern: str | None = None) -> str:
-        value = self.data.get(key, default)
-        if value is None:
-            raise LeagueError(f"{self.path}: [{self.name}] {key} is required (a string)")
-        if not isinstance(value, str) or not value or (
-                pattern and not re.fullmatch(pattern, value)):
-            raise self.error(key, "a non-empty string" + (
-                f" matching {pattern}" if pattern else ""), value)
-        return value
-
-    def time(self, key: str) -> dt.datetime | None:
-        value = self.data.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, dt.datetime):
-            raise self.error(key, "a TOML date and time (2026-12-01T18:00:00Z)", value)
-        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-
-
-def _read(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise LeagueError(f"{path}: no such league file")
-    try:
-        return toml_table(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise LeagueError(f"{path}: not UTF-8 text; save the league file as UTF-8") from None
-    except OSError as error:
-        raise LeagueError(f"{path}: cannot read the league file ({error.strerror})") from None
-    except tomllib.TOMLDecodeError as error:
-        raise LeagueError(f"{path}: not valid TOML: {error}") from None
+def _time(table: Table, key: str) -> dt.datetime | None:
+    """A TOML date and time (UTC unless it says otherwise), None when not given."""
+    value = table.data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dt.datetime):
+        raise table.error(key, "a TOML date and time (2026-12-01T18:00:00Z)", value)
+    return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
 
 
 def load_league(path: Path | str) -> League:
     """Read and validate a league file; raises LeagueError naming file, field and fix."""
     path = Path(path)
-    data = _read(path)
-    unknown = sorted(set(data) - set(_KNOWN))
-    if unknown:
-        raise LeagueError(f"{path}: unknown table(s) {', '.join(unknown)}; "
-                          f"known: {', '.join(_KNOWN)}")
-    if "league" not in data:
-        raise LeagueError(f"{path}: missing the [league] table")
-    league = _Table(path, "league", data["league"])
+    data = LEAGUE_FILE.read(path)
+    league = LEAGUE_FILE.table(path, "league", data["league"])
     name = league.string("name", None, r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
-    phases = _Table(path, "phases", data.get("phases", {}))
-    times = PhaseTimes(phases.time("open_until"), phases.time("frozen_until"))
+    phases = LEAGUE_FILE.table(path, "phases", data.get("phases", {}))
+    times = PhaseTimes(_time(phases, "open_until"), _time(phases, "frozen_until"))
     if times.open_until and times.frozen_until and times.frozen_until < times.open_until:
         raise LeagueError(f"{path}: [phases] frozen_until ({times.frozen_until}) is before "
                           f"open_until ({times.open_until})")
 
-    ladder = _Table(path, "ladder", data.get("ladder", {}))
+    ladder = LEAGUE_FILE.table(path, "ladder", data.get("ladder", {}))
     defaults = LadderSettings()
     ladder_settings = LadderSettings(
         parallel=ladder.integer("parallel", defaults.parallel, 1, 64),
@@ -274,17 +206,14 @@ def load_league(path: Path | str) -> League:
         raise ladder.error("new_version_rating", '"fresh" or "carry_mean"',
                            ladder_settings.new_version_rating)
 
-    final = _Table(path, "final", data.get("final", {}))
+    final = LEAGUE_FILE.table(path, "final", data.get("final", {}))
     table_size = ladder_settings.table_size
     duplicate = final.boolean("duplicate_deals", table_size == 2)
     per_group = final.integer("matches_per_group", 4 if duplicate else 2, 1)
-    if duplicate and per_group % table_size:
-        raise LeagueError(
-            f"{path}: [final] matches_per_group is {per_group}, but with duplicate deals each "
-            f"deal is played once per seat rotation, so it must be a multiple of the table "
-            f"size ({table_size}); or set duplicate_deals = false")
+    if duplicate:
+        check_deals(final, per_group, table_size, "the table size", "two-player finals play")
 
-    uploads = _Table(path, "uploads", data.get("uploads", {}))
+    uploads = LEAGUE_FILE.table(path, "uploads", data.get("uploads", {}))
     upload_defaults = UploadSettings()
     upload_settings = UploadSettings(
         max_bytes=uploads.integer("max_bytes", upload_defaults.max_bytes, 1024),
@@ -293,24 +222,14 @@ def load_league(path: Path | str) -> League:
         max_files=uploads.integer("max_files", upload_defaults.max_files, 1),
         per_hour=uploads.integer("per_hour", upload_defaults.per_hour, 1),
     )
-    validation = _Table(path, "validation", data.get("validation", {}))
+    validation = LEAGUE_FILE.table(path, "validation", data.get("validation", {}))
 
-    try:
-        rules, limits, sandbox = match_settings(path, data)
-    except SeasonError as error:  # the same tables as a season file's, read the same way
-        raise LeagueError(str(error)) from None
+    rules, limits, sandbox = match_settings(path, data, LEAGUE_FILE)
     cluster = None
     if "cluster" in data:
-        table = _Table(path, "cluster", data["cluster"])
-        names = ("tls_ca_file", "tls_cert_file", "tls_key_file")
-        given = [n for n in names if n in table.data]
-        if given and len(given) != len(names):
-            raise LeagueError(f"{path}: [cluster] {', '.join(names)} go together; only "
-                              f"{', '.join(given)} given")
-        files = tuple((path.parent / table.string(n, None)).resolve() for n in names) \
-            if given else None
-        cluster = ClusterSettings(table.string("address", None),
-                                  (files[0], files[1], files[2]) if files else None,
+        table = LEAGUE_FILE.table(path, "cluster", data["cluster"])
+        tls = table.tls_files()
+        cluster = ClusterSettings(table.string("address", None), tls,
                                   table.boolean("insecure", False))
         from arena.league.cluster import ClusterSecurityError
 

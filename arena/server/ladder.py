@@ -149,8 +149,8 @@ def ladder_rows(store: LeagueStore, board: Leaderboard) -> list[LadderRow]:
             continue
         rows.append((shown, standings[shown.id], len(versions)))
     # Equal ratings share a rank (1, 1, 3) and are listed by submission (the version's id),
-    # not by name: a name chosen to sort first ("0...", "AAA") was shown at rank 1 among
-    # the unrated (review, stop 39).
+    # not by name: a name chosen to sort first ("0...", "AAA") would be shown at rank 1
+    # among the unrated.
     rows.sort(key=lambda r: (r[0].bot_state != "entered", -r[1].conservative, r[0].id))
     ranked = []
     place = 0

@@ -198,7 +198,7 @@ class LeagueService:
 
     def _drop_build(self, store: LeagueStore, folder: Path) -> None:
         """Remove the build of a version that failed its check, unless a version plays from
-        it: 267 bytes of upload left 512 MB of build for good (review, stop 38). Its next
+        it: otherwise 267 bytes of upload would leave 512 MB of build for good. Its next
         submission builds it again."""
         builds = (self.league.data / "builds").resolve()
         if folder.resolve().parent != builds:
@@ -211,7 +211,7 @@ class LeagueService:
 
     def _shown(self, text: str) -> str:
         """What an author reads of a build or check: the server's paths named, not shown
-        (found by attack: a refused ``runtimes`` entry put the data folder's path in the
+        (a refused ``runtimes`` entry would otherwise put the data folder's path in the
         check report)."""
         data = str(self.league.data.resolve())
         text = text.replace(data, "<league data>")
@@ -325,7 +325,7 @@ class LeagueService:
         """Versions whose stored folder no longer loads leave the ladder (``failed``, with
         the reason for their author, in its own words: no server path, nor another bot's),
         so the matchmaker does not pick them again. A passing shortage of the host's (no
-        file descriptor or memory left: found by attack, a flood of half-open connections)
+        file descriptor or memory left, as a flood of half-open connections causes)
         fails the match only: the version plays again once it is over."""
         for version_id in seats:
             row = store.db.execute("SELECT COALESCE(play_folder, folder) FROM versions "
@@ -361,8 +361,8 @@ class LeagueService:
         if not store.count_matches("WHERE kind = 'final' AND status = 'scheduled'"):
             failed = store.count_matches("WHERE kind = 'final' AND status = 'failed'")
             if failed and store.meta("final_closed") is None:
-                # Not published with matches missing: a secret deal not yet played could
-                # no longer be (review, stop 38). The organiser decides.
+                # Not published with matches missing: once the key is public, a secret deal
+                # not yet played cannot be played secretly. The organiser decides.
                 store.set_meta({"final_note": f"{failed} final match(es) failed "
                                 f"{FINAL_ATTEMPTS} times (the host's trouble, not a bot's): "
                                 "`arena server final retry` plays them again, `arena server "

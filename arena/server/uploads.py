@@ -101,9 +101,9 @@ _DIGEST = re.compile(r"[0-9a-f]{64}")
 def unpack_isolated(archive: bytes, caps: Caps, store: Path,
                     cpu_seconds: int = UNPACK_CPU_SECONDS) -> Unpacked:
     """``unpack`` in a child process under a CPU, memory and time limit: reading a hostile
-    archive must not hold the server. A PAX header of 80,000 digits held Python 3.11.7's
+    archive must not hold the server. A PAX header of 80,000 digits holds Python 3.11.7's
     ``tarfile`` (CVE-2024-6232, its regex quadratic in the header) and the GIL with it for
-    12 s, every page waiting; 40,000 ``.gitignore`` patterns took 470 s (review, stop 38).
+    12 s, every page waiting; 40,000 ``.gitignore`` patterns take 470 s.
     The child's work folder is made and removed here, whatever becomes of the child."""
     store.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".upload-", dir=store))
@@ -147,8 +147,8 @@ at most ``UNPACK_WALL_SECONDS``): a server killed while unpacking left it."""
 
 
 def sweep_uploads(store: Path) -> int:
-    """Remove the work folders of uploads a killed server left (233 MB of them in the
-    review's case); how many."""
+    """Remove the work folders of uploads a killed server left (233 MB of them in one
+    measured case); how many."""
     swept = 0
     cutoff = time.time() - ABANDONED_SECONDS
     with contextlib.suppress(FileNotFoundError):
@@ -304,7 +304,7 @@ def _extract(archive: bytes, caps: Caps, folder: Path) -> None:
                 continue
             parent_fd, created = _open_parents(folder, relative)
             # Folders the archive never listed cost an entry and a block each as well: 2,000
-            # files 99 folders deep made 197,011 folders from 29 KB (review, stop 38).
+            # files 99 folders deep make 197,011 folders from 29 KB.
             entries += created
             unpacked += (created + member.isdir()) * FOLDER_COST
             if entries > caps.max_files:

@@ -7,7 +7,7 @@
 #
 # Strategy (the arena's "greedy"): play the first playable card (the referee lists plays
 # first, wilds last among them, then DRAW / KEEP), name the colour held most, never
-# challenge a Wild Draw Four. Under the house rules (bot.toml's variants, RULES.md §21-§32):
+# challenge a Wild Draw Four. Under the house rules (bot.toml's variants, docs/rules.md §21-§32):
 # stack or deflect a pending penalty with the first card offered, else accept; jump in
 # whenever asked; take the first choice offered for a seat (pass on an exchange) and give
 # the first card listed.

@@ -12,7 +12,7 @@
 //   * hold wilds until nothing else plays; never bluff a Wild Draw Four;
 //   * name the colour held most;
 //   * challenge a Wild Draw Four only when its player holds a big hand (>= 6 cards).
-// Under the house rules it declares (VARIANTS, as in bot.toml; RULES.md §21-§32):
+// Under the house rules it declares (VARIANTS, as in bot.toml; docs/rules.md §21-§32):
 //   * pass a pending penalty on when it can (a Reverse first, then a Draw Two, then a black
 //     card), else challenge or accept as above;
 //   * jump in whenever asked; swap hands with the seat holding the fewest cards; pass on

@@ -14,7 +14,7 @@ sandboxed by the backend under test, and asserts:
 
 Where the fallback cannot contain an attack (it shows the host's files as an unprivileged
 user sees them), the case asserts what really happens, so the table in
-``arena/sandbox/README.md`` stays true.
+``docs/sandbox.md`` stays true.
 """
 
 from __future__ import annotations
@@ -194,8 +194,8 @@ def counters_neutral(arena: HostileArena) -> None:
     counters = arena.reports()["kernel counters"]["result"]
     if arena.backend == "bubblewrap":  # fixed copies: nothing moves, nothing of the host
         assert counters["changed"] == [], counters
-        # Nor anything else of /proc (found by attack: /proc/sys/kernel/pty/nr carried a
-        # hidden hand between two bots): what is shown is fixed, the rest hidden.
+        # Nor anything else of /proc (/proc/sys/kernel/pty/nr could carry a hidden hand
+        # between two bots): what is shown is fixed, the rest hidden.
         assert counters["moved"] == [] and counters["read"] > 10, counters
         assert counters["loadavg"] == "0.00 0.00 0.00 1/1 1\n"
         assert counters["uptime"] == "0.00 0.00\n"

@@ -1,4 +1,4 @@
-"""A build step allowed online reaches registries, never the host (issue 16, item 6).
+"""A build step allowed online reaches registries, never the host.
 
 The test opens TCP servers on the host's 127.0.0.1 and ::1 and on every other address of
 the host; a hostile online build tries each of them directly, the registry's own address
@@ -87,7 +87,7 @@ for address, port in TARGETS:
     results["proxied " + address] = proxied(f"{name}:{port}")
     results["proxied 443 " + address] = proxied(f"{name}:443")
 results["registry address"] = direct(REGISTRY_ADDRESS, 443)
-results["proxy over ipv6"] = direct("::1", 3128)  # led to the host's [::1] once
+results["proxy over ipv6"] = direct("::1", 3128)  # would lead to the host's [::1]
 results["localhost"] = proxied("localhost:443")
 results["unlisted"] = proxied("example.com:443")
 try:

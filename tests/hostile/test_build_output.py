@@ -1,8 +1,8 @@
-"""Build output does not reach the host (issue 16, item 2).
+"""Build output does not reach the host.
 
 A hostile build step leaves behind whatever could make the referee (root) write, change or
-follow something outside its tree: links to host files and folders (one named like the
-marker the referee used to write, ``.arena-built``), a pipe, a socket, a hard link, a link
+follow something outside its tree: links to host files and folders (one named like a
+marker the referee knows, ``.arena-built``), a pipe, a socket, a hard link, a link
 where a folder was. The referee must pack only folders and regular files, never following
 a link, and run the bot from a fresh folder the build never had access to; an entrant's
 own folder with a link out of it, or a pipe, is refused with one clear line.
@@ -32,8 +32,8 @@ BACKENDS = ["bubblewrap", "fallback"]
 HOSTILE_BUILD = """
 set -e
 echo built > out.txt
-ln -s {victim} .arena-built           # the referee used to write its marker here
-ln -s {private} linked-dir            # and to chmod every folder it walked
+ln -s {victim} .arena-built           # a link where a referee would write its marker
+ln -s {private} linked-dir            # or a folder it would chmod as it walked
 ln -s /etc/passwd passwd
 ln -s / root-of-host
 mkdir -p deep/er && ln -s {victim} deep/er/victim
@@ -127,8 +127,8 @@ open('leaf', 'w').write('x')
 def test_a_build_leaving_a_tree_no_walk_takes_fails_cleanly(
         tmp_path: Path, name: str, levels: int, message: str) -> None:
     """A build may leave folders nested thousands deep, or paths longer than the kernel
-    takes whole (a RecursionError and an ENAMETOOLONG traceback before, the work folder left
-    in the cache): the build fails with one clear reason, and nothing of it stays."""
+    takes whole (a RecursionError and an ENAMETOOLONG traceback to a naive walk, the work
+    folder left in the cache): the build fails with one clear reason, and nothing of it stays."""
     source = make_bot(tmp_path / "bot", NESTING_BUILD.format(levels=levels, name=name))
     cache = tmp_path / "cache"
     with pytest.raises(BuildError, match=message) as error:
@@ -158,7 +158,7 @@ def test_a_build_is_reused_across_seasons_by_its_key(tmp_path: Path) -> None:
 @pytest.mark.parametrize("damage", ["emptied", "removed", "added"])
 def test_a_damaged_build_in_the_cache_is_built_again(tmp_path: Path, damage: str) -> None:
     """A kept build is checked against the digest stored with it: a file emptied in the
-    cache was run as the author's bot, which then failed its check (review, stop 38)."""
+    cache would be run as the author's bot, which would then fail its check."""
     source = make_bot(tmp_path / "bot", "echo built > out.txt")
     cache = tmp_path / "cache"
     first = prepare(load_manifest(source), "bubblewrap", SandboxLimits(), tmp_path / "one",
@@ -231,8 +231,8 @@ def test_links_inside_an_entrant_folder_are_fine(tmp_path: Path) -> None:
 
 def test_a_folder_whose_files_read_past_the_limit_is_one_clear_error(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A sparse file takes a few KiB on disk and reads as its full size: hashing it used to
-    hold it whole in memory (3 GB for 1 GiB), and a build copied it whole."""
+    """A sparse file takes a few KiB on disk and reads as its full size: hashing it whole
+    in memory would take 3 GB for 1 GiB, and a build would copy it whole."""
     folder = make_bot(tmp_path / "bot", "true")
     with (folder / "padding.bin").open("wb") as padding:
         padding.truncate(MOST_SOURCE_BYTES + 1)

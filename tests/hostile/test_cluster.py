@@ -1,4 +1,4 @@
-"""The cluster is not open to the world (issue 16, item 7).
+"""The cluster is not open to the world.
 
 A Dask scheduler runs any code its clients send on its workers. So: the compose file
 publishes no scheduler port on the host's interfaces; ``arena season run`` refuses a

@@ -1,9 +1,9 @@
-"""Deals a bot cannot predict (issue 16, item 1), under both sandboxes.
+"""Deals a bot cannot predict, under both sandboxes.
 
 The predictor bot searches the small space of public match seeds for the one its seat seed
 comes from, deals the match itself and compares the hand it predicts with its own. Under a
-public seed (what seasons used to use) it succeeds, which shows the attack is real; under
-a match key derived from a secret season key it finds nothing.
+public seed (a season's base seed plus the match's index) it succeeds, which shows the
+attack is real; under a match key derived from a secret season key it finds nothing.
 """
 
 from __future__ import annotations

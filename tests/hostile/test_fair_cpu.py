@@ -1,4 +1,4 @@
-"""A bot cannot use another bot's CPU (issue 16, item 4).
+"""A bot cannot use another bot's CPU.
 
 A spinner (a process in a busy loop from its start, answering its own decisions at once)
 plays a thinker (each decision takes it ``THINK`` seconds of CPU), both pinned to the same

@@ -1,4 +1,4 @@
-"""The fallback sandbox runs trusted bots only (issue 16, item 5).
+"""The fallback sandbox runs trusted bots only.
 
 It shows a bot the host's files as an unprivileged user sees them, so an untrusted bot is
 refused under it, chosen or reached because bubblewrap cannot run, unless the organiser

@@ -1,4 +1,4 @@
-"""The referee process itself runs under a memory cap (issue 16, item 3).
+"""The referee process itself runs under a memory cap.
 
 A season's worker process referees its matches; ``cap_referee`` moves it into a memory
 cgroup of its own, a sibling of its bots' cgroups (so their memory never counts against

@@ -1,4 +1,4 @@
-"""The referee's memory does not depend on what a bot sends (issue 16, item 3).
+"""The referee's memory does not depend on what a bot sends.
 
 Each attack plays a real match between a flooding bot and the greedy sample bot, both
 sandboxed (bubblewrap, then fallback), while a thread samples this process's resident

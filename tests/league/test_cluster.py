@@ -1,4 +1,4 @@
-"""The Dask executor (issue 8): a LocalCluster gives the local executor's results, and a
+"""The Dask executor: a LocalCluster gives the local executor's results, and a
 season survives a worker killed mid-season or during the entrant check with no match lost
 or doubled, even when the worker held the only copy of a shipped bot."""
 

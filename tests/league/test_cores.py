@@ -1,4 +1,4 @@
-"""Core pinning (issue 5's throughput): workers that fill the cores get one core each, and the
+"""Core pinning (for throughput): workers that fill the cores get one core each, and the
 match a worker plays (the referee, the sandbox launcher, every bot process) stays on it;
 fewer workers than cores, or ``pin_cores = false``, leave every process free to use them all.
 """

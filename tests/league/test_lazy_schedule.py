@@ -1,4 +1,4 @@
-"""The two-player schedule computed lazily (issue 19): match k on its own, the same matches
+"""The two-player schedule computed lazily: match k on its own, the same matches
 as the eager list, a fingerprint with the stores' bytes, and a resume that does not record
 an unchanged schedule again."""
 

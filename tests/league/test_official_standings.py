@@ -1,4 +1,4 @@
-"""Official standings (issue 18): an order-independent Bradley-Terry fit over all results,
+"""Official standings: an order-independent Bradley-Terry fit over all results,
 rank intervals from a bootstrap over matches (duplicate deals resampled together), shared
 ranks when intervals overlap, "P > next" from the same statistic, unrated entrants apart,
 and the draw probability calibrated from the season's ties.
@@ -130,10 +130,10 @@ def _figures(board: Any, name: Any = lambda entrant: entrant) -> dict[Any, tuple
 
 @pytest.mark.parametrize("seed", range(12))
 def test_numbering_the_entrants_otherwise_changes_no_figure(seed: int) -> None:
-    """Found by review: indexed by entrant id, the resamples' units were drawn in an order
-    that depended on the ids, and 122 of 300 small seasons renumbered had other intervals
-    or shared ranks (so a bot's rank could hang on its place in the season file). The
-    entrants are now indexed by the fit's order: a season whose fit ties no two entrants
+    """Indexed by entrant id, the resamples' units would be drawn in an order that depends
+    on the ids, and 122 of 300 small seasons renumbered would get other intervals or shared
+    ranks (a bot's rank hanging on its place in the season file). The entrants are
+    indexed by the fit's order: a season whose fit ties no two entrants
     gives the same figures, to the last digit, however they are numbered."""
     rng = random.Random(seed)
     while True:  # a season whose fit ties no two entrants (ties are ordered by id)
@@ -166,8 +166,8 @@ def test_numbering_the_entrants_otherwise_changes_no_figure(seed: int) -> None:
 ])
 def test_two_entrants_alone_are_told_apart_by_their_deals(
         deals: list[str], rank: tuple[str, str], above: float) -> None:
-    """Found by review: after one duplicate deal won by one bot, every resample held that
-    deal only, and the standings put it first "with 100%". Two entrants who met no one
+    """After one duplicate deal won by one bot, every resample holds that deal only, and
+    the standings must not put it first "with 100%". Two entrants who met no one
     else share a rank until a sign test over their deals separates them (one-sided 2.5%:
     six deals won out of six do, five do not), and "P > next" is the chance that the upper
     one wins more than half of such deals (every share equally likely beforehand)."""
@@ -188,11 +188,11 @@ def test_two_entrants_alone_are_told_apart_by_their_deals(
 def test_a_resample_that_ties_entrants_counts_for_both_orders() -> None:
     """Tied at ``DIGITS`` decimals in a resample, entrants span each other's places: the
     resample cannot order them, so neither rank interval may leave the other out."""
-    from arena.rating.official import _rank_spans
+    from arena.rating.official import rank_spans
 
-    best, worst = _rank_spans(np.array([0.5, 1.0, 0.5, -2.0, 0.5 + 1e-12]))
+    best, worst = rank_spans(np.array([0.5, 1.0, 0.5, -2.0, 0.5 + 1e-12]))
     assert best.tolist() == [2, 1, 2, 5, 2] and worst.tolist() == [4, 1, 4, 5, 4]
-    best, worst = _rank_spans(np.array([0.0, 1.0]))
+    best, worst = rank_spans(np.array([0.0, 1.0]))
     assert best.tolist() == worst.tolist() == [2, 1]
 
 
@@ -383,7 +383,7 @@ def test_the_order_and_the_shares_round_as_python_does() -> None:
     round, exact ties and values at the halves (x.xxxxxxxx5) included."""
     import numpy as np
 
-    from arena.rating.official import DIGITS, _order, _shares_ahead
+    from arena.rating.official import DIGITS, rank_order, shares_ahead
 
     rng = random.Random(13)
     offsets = [0.0, 0.0, 5e-9, -5e-9, 1e-8, 1.5e-8, 2e-8, 2.5e-8, 3e-8, 1e-6]
@@ -392,9 +392,9 @@ def test_the_order_and_the_shares_round_as_python_does() -> None:
         values = [base + rng.choice([*offsets, rng.uniform(-4e-8, 4e-8), rng.uniform(-1, 1)])
                   for _ in range(rng.randint(1, 9))]
         expected = sorted(range(len(values)), key=lambda i: (-round(values[i], DIGITS), i))
-        assert _order(np.array(values)).tolist() == expected, values
+        assert rank_order(np.array(values)).tolist() == expected, values
         gaps = np.array(values[:-1]) - np.array(values[1:])  # either sign
-        assert _shares_ahead(gaps).tolist() == [
+        assert shares_ahead(gaps).tolist() == [
             1.0 if gap > 0 else 0.5 if gap == 0 else 0.0
             for gap in (round(g, DIGITS) for g in gaps.tolist())], values
 

@@ -1,4 +1,4 @@
-"""TrueSkill ratings of a season (issue 5): one documented environment; each match a
+"""TrueSkill ratings of a season: one documented environment; each match a
 free-for-all ranked by place (ties share a rank, disqualified last); results applied in
 schedule order (match id) whatever order they come in."""
 

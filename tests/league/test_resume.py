@@ -1,5 +1,5 @@
 """A season killed with SIGKILL at random moments resumes to exactly the results and
-ratings of an uninterrupted run, never recording a match twice (issue 5).
+ratings of an uninterrupted run, never recording a match twice.
 
 The kills are placed by progress (a random number of matches recorded, then a random
 fraction of a match), not by the clock, so a faster machine or platform still kills every

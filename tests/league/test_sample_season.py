@@ -1,4 +1,4 @@
-"""The sample season end to end (issue 5): `arena season run` plays sample_bots/season.toml
+"""The sample season end to end: `arena season run` plays sample_bots/season.toml
 (real bot processes, in the file's sandbox), the standings recover random < greedy < strategist,
 export gives the stored rows, and a second run plays nothing.
 

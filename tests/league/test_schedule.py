@@ -126,7 +126,7 @@ def test_schedule_is_deterministic_with_sorted_unique_ids(shape: tuple[int, int]
 
 def test_match_ids_are_stable() -> None:
     """A season file's schedule must not change between versions: pinned here (the
-    interleaved schedule of issue 18: one round robin per leg, seats swapped each leg)."""
+    interleaved schedule: one round robin per leg, seats swapped each leg)."""
     matches = schedule(3, 2, 2)
     assert [(m.match_id, m.seats, m.group, m.deal, m.round) for m in matches] == [
         ("m00001", (0, 1), 0, 0, 1), ("m00002", (1, 2), 2, 0, 2),
@@ -196,7 +196,7 @@ def test_duplicate_deals_need_whole_rotations(size: int, per_group: int) -> None
         schedule(6, size, per_group, duplicate_deals=True)
 
 
-# -- who sits directly after whom (issue 18) ------------------------------------------------
+# -- who sits directly after whom --------------------------------------------------------
 
 
 def sits_after(matches: list[ScheduledMatch], entrants: int) -> list[int]:
@@ -209,7 +209,7 @@ def sits_after(matches: list[ScheduledMatch], entrants: int) -> list[int]:
 
 
 def rotation_only_schedule(entrants: int, size: int, per_group: int) -> list[ScheduledMatch]:
-    """The seating before issue 18: each group in its listing order, rotated."""
+    """A rotation-only seating, to compare with: each group in its listing order, rotated."""
     matches = []
     for group_index, group in enumerate(itertools.combinations(range(entrants), size)):
         for repeat in range(per_group):
@@ -247,7 +247,7 @@ def test_three_seat_groups_play_both_cyclic_orders_when_they_can(entrants: int) 
     assert max(counts) == min(counts)
 
 
-# -- interleaving (issue 18) -----------------------------------------------------------------
+# -- interleaving --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("shape", [(n, k) for n, k in SHAPES if n <= 9],
@@ -288,8 +288,8 @@ def test_a_two_player_match_is_computed_on_its_own(entrants: int) -> None:
 
 
 def test_a_pairs_matches_are_spread_over_the_season() -> None:
-    """Before issue 18 a pair played all its matches back to back; now once per leg (a
-    whole round robin), so between two meetings every other pair meets once."""
+    """A pair does not play all its matches back to back but once per leg (a whole round
+    robin), so between two meetings every other pair meets once."""
     matches = schedule(6, 2, 10)
     positions: dict[int, list[int]] = defaultdict(list)
     for index, match in enumerate(matches):

@@ -1,4 +1,4 @@
-"""Season files (issue 5): a minimal file gets the official defaults; every kind of mistake
+"""Season files: a minimal file gets the official defaults; every kind of mistake
 is reported up front, naming the file and the field, with exit code 2 and nothing written.
 
 Bot folders here hold only a bot.toml: validation happens before any match is played.
@@ -187,14 +187,14 @@ MISTAKES = [
             bots={**BOTS, "bots/c": manifest("alpha")}),
     Mistake("a folder listed twice", season(entrants=["bots/a", "bots/b", "bots/a"]),
             ("[season] entrants", "listed twice")),
-    # Found by attack: each read as its namesake in the standings.
+    # Each would read as its namesake in the standings.
     Mistake("two bot names that differ only by case", season(),
             ("[season] entrants", "Alpha", "reading alike"),
             bots={**BOTS, "bots/c": manifest("Alpha")}),
     Mistake("a bot name with a zero-width space", season(),
             ("[season] entrants", "c/bot.toml", "field 'name' holds U+200B"),
             bots={**BOTS, "bots/c": manifest("al\u200bpha")}),
-    # Found by attack: `arena serve` then served the store, the season key in it.
+    # `arena serve` would then serve the store, the season key in it.
     Mistake("the report folder inside the output folder",
             season() + '\n[output]\nfolder = "out"\nreport = "out/site"\n',
             ("[output] folder", "overlap", "its key")),
@@ -254,12 +254,15 @@ MISTAKES = [
     Mistake("sandbox processes past what the kernel's limits hold",
             season() + "\n[sandbox]\nprocesses = 99999999999999999999\n",
             ("[sandbox] processes", "from 1 to 65536")),
+    Mistake("sandbox build_seconds past a year",
+            season() + "\n[sandbox]\nbuild_seconds = 1000000000\n",
+            ("[sandbox] build_seconds", "from 1 to 31536000")),
     Mistake("target_score past what the wire carries",
             season() + "\n[rules]\ntarget_score = 99999999999999999999\n",
             ("[rules]", "target_score must be at most 4,294,967,295")),
     Mistake("strike_limit 10^20", season() + "\n[limits]\nstrike_limit = 99999999999999999999\n",
             ("[limits] strike_limit", "from 1 to 1000")),
-    # Review, stop 38: a NUL reached open() as "embedded null byte", a traceback.
+    # A NUL would reach open() as "embedded null byte", a traceback.
     Mistake("a NUL in a folder's name", season() + '\n[output]\nfolder = "out\\u0000x"\n',
             ("[output] folder", "no NUL")),
     Mistake("a NUL in an entrant", season(entrants=["bots/a", "bots/b\0"]),

@@ -1,4 +1,4 @@
-"""The secret season key (issue 16, item 1): drawn at the first run, kept in the store,
+"""The secret season key: drawn at the first run, kept in the store,
 committed to in every log and on the site, revealed by the organiser after the season.
 
 Seasons here are small (the Python sample bots, plain processes, matches to 100).

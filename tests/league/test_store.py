@@ -1,4 +1,4 @@
-"""The season store (issue 5): a match is recorded once, in one transaction; failures are
+"""The season store: a match is recorded once, in one transaction; failures are
 retried; a changed bot folder is a new entrant version; rescheduling keeps what is done."""
 
 from __future__ import annotations
@@ -373,7 +373,7 @@ def test_a_new_store_is_created_whole(tmp_path: Path) -> None:
 
 def test_pending_matches_are_read_a_chunk_at_a_time_in_schedule_order(
         store: SeasonStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A resumed run reads what is left chunk by chunk (issue 19: no set of every match id):
+    """A resumed run reads what is left chunk by chunk (no set of every match id):
     done matches straddle the chunks' and the store queries' edges, a failed one is played
     again, and the order is the schedule's."""
     monkeypatch.setattr(driver, "PENDING_CHUNK", 7)

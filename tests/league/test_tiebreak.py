@@ -1,4 +1,4 @@
-"""The tie-break stage (issue 18): entrants whose rank intervals overlap at the end play
+"""The tie-break stage: entrants whose rank intervals overlap at the end play
 extra matches a batch at a time, with a check of the standings after each batch and a cap;
 the matches are stored like the others, so a stopped stage resumes where it was.
 

@@ -145,7 +145,7 @@ def test_a_logs_text_is_shown_not_run_by_replay_and_inspect(tmp_path: Path) -> N
 def test_counts_and_time_limits_on_the_command_line_are_checked(
         capsys: pytest.CaptureFixture[str], args: tuple[str, ...], message: str) -> None:
     """What a request could not carry (a NaN, an infinite or negative time) and a number
-    of matches below 1 are usage errors, before anything starts (they were tracebacks:
+    of matches below 1 are usage errors, before anything starts (not tracebacks:
     ZeroDivisionError, ValueError, OverflowError)."""
     from arena.cli import main
 

@@ -163,7 +163,7 @@ def test_a_stdio_bot_that_times_out_is_told_to_flush() -> None:
 
 
 def test_the_guides_tell_stdio_authors_to_flush() -> None:
-    guide = (ROOT / "protos" / "README.md").read_text()
+    guide = (ROOT / "docs" / "bots.md").read_text()
     assert "Flush stdout after every answer" in guide
     assert "Flush stdout after every answer" in (ROOT / "arena" / "kits" / "stdio" /
                                                  "README.md").read_text()

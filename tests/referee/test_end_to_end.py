@@ -44,8 +44,8 @@ def test_real_processes_match_the_in_process_runner(tracker: Tracker, tmp_path: 
 
 def test_answers_padded_to_the_limit_are_logged_without_their_padding(
         tracker: Tracker, tmp_path: Path) -> None:
-    """Found by attack: a bot padded each answer with 15,000 bytes of a field the protocol
-    does not know, and the log kept them (3 MB a match instead of 24 KB, copied to the site).
+    """A bot may pad each answer with 15,000 bytes of a field the protocol does not know,
+    which a log keeping them would hold (3 MB a match instead of 24 KB, copied to the site).
     Padding is no fault, but the log keeps an answer's known fields only, so it is as long
     as an honest bot's."""
     from arena.referee.log import decode_answer, read_log

@@ -1,7 +1,7 @@
 """Real matches against bots whose HTTP/2 or gRPC bends what a client may do
 (``bots/h2client.py``, ``bots/misbehave.py``): one that keeps to the rules plays the whole
 match, each answer counted once; one that breaks them is cut off as gRPC cuts it off, and
-its opponent plays on unharmed (RULES.md §20)."""
+its opponent plays on unharmed (docs/rules.md §20)."""
 
 from __future__ import annotations
 

@@ -51,10 +51,10 @@ def test_a_hand_run_bot_plays_over_tcp(tracker: Tracker) -> None:
 
 
 def test_one_hand_run_bot_cannot_take_the_others_connection(tmp_path: Path) -> None:
-    """Every seat shares the address: a cap of a connection per seat there let one bot's
-    owner open a spare connection (its stream silent) and take the other seat's place,
-    whose bot was then refused and lost for no hello (found by review). The shared
-    address has no cap; the silent stream waits for its hello, and both bots play."""
+    """Every seat shares the address: a cap of a connection per seat there would let one
+    bot's owner open a spare connection (its stream silent) and take the other seat's
+    place, whose bot would then be refused and lose for no hello. The shared address has
+    no cap; the silent stream waits for its hello, and both bots play."""
     address = f"127.0.0.1:{free_port()}"
     bots: list[subprocess.Popen[bytes]] = []
     spare: list[socket.socket] = []

@@ -1,7 +1,7 @@
 """The match loop (``arena.referee.loop``) over fake streams: no gRPC, no process, so that
 what happens when is exact. One task plays the match: it writes each request within the
 request's deadline and the seat's time bank, then waits for the answer in the seat's
-inbox; RULES.md §20 for what a fault costs."""
+inbox; docs/rules.md §20 for what a fault costs."""
 
 from __future__ import annotations
 
@@ -222,7 +222,7 @@ def test_a_cancelled_match_sends_nothing_more(tmp_path: Path) -> None:
 def test_an_error_while_playing_ends_the_match_with_it(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch
                                                        ) -> None:
-    from arena.rules.state import Match
+    from arena.rules.match import Match
 
     applied = 0
     original = Match.apply

@@ -1,4 +1,4 @@
-"""The referee under misbehaving bots (RULES.md §20).
+"""The referee under misbehaving bots (docs/rules.md §20).
 
 Every case: the match completes, the fault is recorded with its reason (in the outcome and
 the log), the well-behaved opponent is unaffected, and no bot process is left behind.
@@ -111,7 +111,7 @@ def test_a_bot_that_stops_reading_is_cut_off_at_its_deadline(tracker: Tracker,
                                                               tmp_path: Path) -> None:
     """A bot that stops reading its stream, its window kept small, while it answers blind:
     the referee's write of a request stalls for good. The request's own deadline timer
-    cuts the write off at the deadline and time bank (no timeout per write since stop 40),
+    cuts the write off at the deadline and time bank (the write has no timeout but that),
     the seat is disqualified saying why, and the match is played out and recorded."""
     log = tmp_path / "match.jsonl.gz"
     spec = MatchSpec("deaf", 3, 2, SHORT, Limits(decision_deadline=0.5, time_bank=0.5,
@@ -132,7 +132,7 @@ def test_a_bot_that_stops_reading_is_cut_off_at_its_deadline(tracker: Tracker,
 
 def test_a_deaf_bot_that_floods_before_its_deadline_is_recorded_flooded(
         tracker: Tracker) -> None:
-    """Found by re-attack review: gRPC ends the stream of a bot 32 answers ahead, which
+    """gRPC ends the stream of a bot 32 answers ahead, which
     fails the write its window holds; the fault says it flooded, not only that its stream
     broke."""
     outcome = play([tracker.seat(misbehaving("deaf-flooding"), "deaf"),
@@ -147,7 +147,7 @@ def test_a_deaf_bot_that_floods_before_its_deadline_is_recorded_flooded(
 
 
 def test_a_flooding_bot_is_cut_off(tracker: Tracker, tmp_path: Path) -> None:
-    """Issue 16, item 3: a bot that sends far ahead of the referee (here 150 MB while its
+    """A bot that sends far ahead of the referee (here 150 MB while its
     opponent is still starting) has its stream cut off with RESOURCE_EXHAUSTED once it is
     INBOX_MESSAGES or INBOX_BYTES ahead, and is disqualified for it; the referee's memory
     does not grow with the flood, and the match goes on."""
@@ -172,11 +172,11 @@ def test_a_flooding_bot_is_cut_off(tracker: Tracker, tmp_path: Path) -> None:
 
 def test_a_bot_cannot_crowd_out_another_bots_stream_before_its_hello(
         tracker: Tracker, tmp_path: Path) -> None:
-    """Found by attack: a bot that said hello opened streams that never speak; when every
-    seat shared one server, each evicted the oldest stream waiting for its hello, which
-    was the other bot's, disqualified for "no hello" (and the attacker won). Each seat now
-    has a server and a socket of its own: the silent streams crowd out nobody's but the
-    attacker's own, and the slow bot plays."""
+    """A bot that said hello opens streams that never speak; were every seat to share one
+    server, each would evict the oldest stream waiting for its hello, the other bot's,
+    disqualified for "no hello" (and the attacker would win). Each seat has a server and a
+    socket of its own: the silent streams crowd out nobody's but the attacker's own, and
+    the slow bot plays."""
     outcome = play([tracker.seat(misbehaving("crowd"), "crowd"),
                     tracker.seat(misbehaving("slow-hello"), "slow")],
                    seed=5, options=SHORT, limits=PATIENT)
@@ -208,10 +208,10 @@ def test_a_seat_socket_takes_only_its_own_seat_token(tmp_path: Path) -> None:
 
 def test_a_bot_holding_connections_does_not_starve_the_other_bots(
         tracker: Tracker, tmp_path: Path) -> None:
-    """Found by attack: a bot holding connections to its own socket used up the referee's
-    descriptors (a soft limit of 1,024 is common), and its slower opponent's connection was
-    refused: disqualified for no hello. A seat's socket now holds one connection (the
-    others are reset at once), and the referee raises its limit to the hard one too."""
+    """A bot holding connections to its own socket would use up the referee's descriptors
+    (a soft limit of 1,024 is common), and its slower opponent's connection would be
+    refused: disqualified for no hello. A seat's socket holds one connection (the others
+    are reset at once), and the referee raises its limit to the hard one too."""
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -272,11 +272,11 @@ def test_a_seat_socket_holds_one_connection_at_a_time(tmp_path: Path) -> None:
 
 
 def test_a_ping_flood_on_a_second_connection_is_refused(tracker: Tracker) -> None:
-    """Found by attack: a bot opened a second connection to its socket and flooded it with
-    HTTP/2 PINGs, reading the replies slowly; gRPC's work on them grows with the square of
-    the flood (200,000 PINGs: a minute of the referee's CPU), and its well-behaved opponent
-    timed out and was disqualified. The second connection is now refused before a byte is
-    served, and the opponent plays untouched."""
+    """A bot opens a second connection to its socket and floods it with HTTP/2 PINGs,
+    reading the replies slowly; gRPC's work on them grows with the square of the flood
+    (200,000 PINGs: a minute of the referee's CPU), enough to time out a well-behaved
+    opponent. The second connection is refused before a byte is served, and the opponent
+    plays untouched."""
     outcome = play([tracker.seat(misbehaving("side-flood"), "bad"),
                     tracker.seat(sample("greedy"), "good")],
                    seed=5, options=SHORT, limits=PATIENT)
@@ -311,11 +311,11 @@ def test_a_seats_socket_is_gone_once_its_bot_said_hello(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", ["window-updates", "settings"])
 def test_a_bot_flooding_its_connection_with_http2_frames_is_cut_off(
         tracker: Tracker, tmp_path: Path, kind: str) -> None:
-    """Found by attack: gRPC bounds no HTTP/2 frame but PINGs, and parses them on threads
-    the whole referee shares. A bot that wrote WINDOW_UPDATE (or SETTINGS) frames on its
-    own connection as fast as they were read kept one busy: its opponent's answers were
-    read late, and the opponent was disqualified for timeouts (5 runs in 5, with these
-    limits). The seat's relay counts what the bot sends: past its budget the bot is cut off
+    """gRPC bounds no HTTP/2 frame but PINGs, and parses them on threads the whole
+    referee shares. A bot writing WINDOW_UPDATE (or SETTINGS) frames on its own connection
+    as fast as they are read keeps one busy: unchecked, its opponent's answers are read
+    late, and the opponent is disqualified for timeouts (5 runs in 5, with these limits).
+    The seat's relay counts what the bot sends: past its budget the bot is cut off
     (FLOODED), and its opponent plays on unharmed."""
     flooder = BotManifest(folder=Path(__file__).parent / "bots", name="h2flood",
                           version="0", language="python",

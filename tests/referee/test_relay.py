@@ -272,8 +272,8 @@ def test_a_seated_bot_is_the_seats_only_connection(tmp_path: Path) -> None:
 
 
 def test_empty_frames_spend_the_budget_their_bytes_would_not(tmp_path: Path) -> None:
-    """Found by re-attack: with bytes alone, 250 KB of empty SETTINGS frames (each one
-    acknowledged by gRPC) cost the referee 15 ms a decision, the bot nothing. 2,000 of them
+    """With bytes alone, 250 KB of empty SETTINGS frames (each one acknowledged by gRPC)
+    would cost the referee 15 ms a decision, the bot nothing. 2,000 of them
     are 18 KB: they cut it off."""
     async def body(relay: SeatRelay, path: Path, upstream: list[Any], floods: list[int]
                    ) -> None:

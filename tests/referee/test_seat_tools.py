@@ -1,5 +1,5 @@
 """``arena inspect``, ``arena refeed``, ``arena view`` and the match pages of ``arena play``:
-the tools a bot author reaches for to see why a bot played as it did (issue 22)."""
+the tools a bot author reaches for to see why a bot played as it did."""
 
 from __future__ import annotations
 
@@ -287,8 +287,8 @@ def test_view_renders_a_logs_match_pages(faulty_log: Path, tmp_path: Path) -> No
 
 def test_view_of_an_older_log_without_the_seats_view(faulty_log: Path, tmp_path: Path
                                                       ) -> None:
-    """A log written before the seat's view (latency on the decision line, no request,
-    no timing lines) still renders and inspects."""
+    """A log of the older format, without the seat's view (latency on the decision line, no
+    request, no timing lines), renders and inspects."""
     old = tmp_path / "old.jsonl.gz"
     lines = []
     for record in read_log(faulty_log):
@@ -324,8 +324,8 @@ def test_play_writes_the_match_pages(tmp_path: Path) -> None:
 
 def test_arena_play_names_each_seat_by_its_bot_toml_not_its_hello(tmp_path: Path) -> None:
     """The greedy sample's hello always says "greedy": entered as "honest" (its bot.toml),
-    the log, the summary and the other seat know it as that (review, stop 39: a hello
-    could name its seat anything, another entrant or a verdict on one)."""
+    the log, the summary and the other seat know it as that, as a hello could name its
+    seat anything, another entrant or a verdict on one."""
     import shutil
 
     folder = tmp_path / "honest"

@@ -1,4 +1,4 @@
-"""The referee under the variants (RULES.md §21-§32): bots declare what they support and
+"""The referee under the variants (docs/rules.md §21-§32): bots declare what they support and
 are refused otherwise, before the match; §32's mistake penalty; logs replay; ``arena
 check`` exercises the variants' decision kinds; ``arena play`` and seasons refuse early."""
 

@@ -1,5 +1,5 @@
 """Small seasons, the ``arena`` command run as a user runs it, and helpers to damage files
-and fill disks (issue 17)."""
+and fill disks."""
 
 from __future__ import annotations
 

@@ -76,8 +76,8 @@ def kill_outside_spawn_handshakes(tree: Tree, pid: int, timeout: float = 15.0) -
     """SIGKILL ``pid`` (the run's driver) at a moment when no spawned worker of ``tree`` is
     still being handed what it needs to start (``spawn_pipe_open``). The driver is stopped
     (SIGSTOP) while its workers are looked at, so none can start between the look and the
-    kill (looking first and killing after left a gap of a /proc scan, in which a driver
-    starting its pool spawned one: the CI failure of stop 35). While a worker's pipe is
+    kill (looking first and killing after would leave the gap of a /proc scan, in which a
+    driver starting its pool can spawn one). While a worker's pipe is
     open the driver runs on a few milliseconds and is looked at again; after ``timeout``
     seconds a worker whose pipe has been open longer than ``HANDSHAKE`` is taken to have
     been written to (it is importing: the pipe closes after that)."""

@@ -1,5 +1,5 @@
 """Damaged or unexpected input ends in one clear line and a non-zero exit code, never a
-traceback, and loses nothing (issue 17)."""
+traceback, and loses nothing."""
 
 from __future__ import annotations
 
@@ -145,8 +145,8 @@ DAMAGED_VALUES = {  # the table, column and value put there, and what the report
     "the settings not JSON": ("meta", "value", "'{'", "JSONDecodeError"),
     "the settings nested past the parser": ("meta", "value", f"'{'[' * 5000}{']' * 5000}'",
                                             "nested deeper"),
-    # Found by review: each was believed (standings with two winners, a result counted for
-    # a match "to play") or ended in a traceback.
+    # Values of the right type that do not fit their table: believed, they would give
+    # standings with two winners or a result counted for a match "to play".
     "a result's place 0": ("results", "place", "0", "does not fit its table"),
     "a result's place past the table": ("results", "place", "7", "does not fit its table"),
     "a result's place a huge number": ("results", "place", "100000000000",
@@ -170,7 +170,7 @@ def test_a_value_damaged_inside_a_whole_store_is_named(case: str, played: Path,
     """A store that is a whole database but holds a value this version never writes (JSON
     that does not parse, of another shape, naming an entrant it does not hold): the report,
     which reads every value, names the store and the value; every other command either
-    does not read that value or says the same, in one line (a traceback before)."""
+    does not read that value or says the same, in one line, never a traceback."""
     import sqlite3
 
     path = copy_played(played, tmp_path)
@@ -256,9 +256,10 @@ def test_a_seat_holding_a_json_boolean_names_no_entrant(played: Path, tmp_path: 
 
 
 def test_a_report_into_the_seasons_own_folders_is_refused(played: Path, tmp_path: Path) -> None:
-    """Found by review: ``--out`` skipped the check a season file's folders get, and wrote
-    the site beside the store (the season's key in it): refused in one line, nothing
-    written, whether the season is named by its file or its store."""
+    """``--out`` gets the check a season file's folders get: a site in the season's own
+    folders would sit beside the store (the season's key in it), and one in a bot's folder
+    would change the bot, so each is refused in one line, nothing written, whether the
+    season is named by its file or its store."""
     path = copy_played(played, tmp_path)
     runs = tmp_path / "small-runs"
     from arena.league.season import load_season

@@ -1,6 +1,5 @@
 """A season file changed after its season started: status, standings, export and report
-say what changed and what to do, instead of a traceback or the old store shown silently
-(issue 17)."""
+say what changed and what to do, instead of a traceback or the old store shown silently."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """``arena check .`` run from inside a bot folder writes nothing into it: its logs go
 outside (a cache folder), the bot's content hash stays, a build does not copy its own
-output (issue 17; it failed with Errno 36 after hundreds of files)."""
+output (a copy made inside the folder it copies would copy itself again and again, until a
+name is too long: Errno 36, after hundreds of files)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """A Dask worker lost mid-season costs only the matches it was playing: results already
-stored are not computed again (issue 17; 18 of 140 were, in one trial)."""
+stored are not computed again (Dask recomputes a lost result while its future is held:
+18 of 140 in one trial)."""
 
 from __future__ import annotations
 

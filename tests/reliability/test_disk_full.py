@@ -1,6 +1,6 @@
 """A disk that fills up during a match or while the store is written: the run stops with
 one clear line, nothing half-written is trusted, and once there is space again the rerun
-gives exactly the results of a run that never met a full disk (issue 17)."""
+gives exactly the results of a run that never met a full disk."""
 
 from __future__ import annotations
 
@@ -90,10 +90,10 @@ def test_disk_full_while_writing_the_store(tmp_path: Path, size: str,
 def test_bot_output_on_a_full_disk_is_drained_without_a_traceback(tmp_path: Path) -> None:
     """A bot's output copied to a full disk: the copy stops, the pipe is still drained (a
     bot blocked on a full pipe would stall its match), and no thread dies with a trace."""
-    from arena.sandbox.plain import _copy_capped
+    from arena.sandbox.plain import copy_capped
 
     source = io.BytesIO(b"chatty bot\n" * 50_000)
     with tmpfs(tmp_path / "small", "16k") as small:
-        _copy_capped(source, small / "bot.stdout.log", 1 << 20)
+        copy_capped(source, small / "bot.stdout.log", 1 << 20)
         assert source.closed
         assert 0 < (small / "bot.stdout.log").stat().st_size <= 16 * 1024

@@ -1,6 +1,6 @@
 """Entrants that cannot play are found before the first match (built, then started once
 and asked for hello), and the season is refused with one line naming every one of them;
-a bot that is merely slow to start plays (issue 17)."""
+a bot that is merely slow to start plays."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_broken_entrants_refuse_the_season_in_one_line(tmp_path: Path) -> None:
                        "no match was played")
     for name in ("no-command", "crasher", "unbuildable"):
         assert f"{name} 1.0 ({bots / name})" in line
-    # A folder only its owner may read plays all the same (since stop 38): a bot plays
+    # A folder only its owner may read plays all the same: a bot plays
     # from a copy of exactly its sources, readable by the sandbox's uid.
     assert "fine 1.0" not in line and "locked 1.0" not in line
     assert "missing model file" in line, "the bot's last words say why"

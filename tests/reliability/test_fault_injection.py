@@ -1,7 +1,7 @@
 """Fault injection: a small season's driver is killed ten times at random points (SIGKILL,
 SIGTERM, SIGINT; during start-up, mid-match, mid-write), then resumed: the results, match
 by match, and the games in the logs equal those of an uninterrupted run; nothing is
-recorded twice; no process, cgroup or match folder of any run is left (issue 17)."""
+recorded twice; no process, cgroup or match folder of any run is left."""
 
 from __future__ import annotations
 

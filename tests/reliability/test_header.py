@@ -1,5 +1,5 @@
 """The match log's header names the sandbox backend the bots actually ran in, not the one
-the season asked for (a failed probe switches a worker to another backend) (issue 17)."""
+the season asked for (a failed probe switches a worker to another backend)."""
 
 from __future__ import annotations
 

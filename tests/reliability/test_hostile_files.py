@@ -2,12 +2,12 @@
 the reader's own error, one clear line, no traceback, no memory spent on them.
 
 * A value nested thousands of levels deep (a few kilobytes of brackets) in any file or
-  answer the platform reads: Python's parsers recurse, and raised RecursionError.
+  answer the platform reads: Python's parsers recurse, and raise RecursionError.
   Each reader of JSON or TOML from outside gets the same few kilobytes; ``arena.formats``
   is where the parsers' depth is turned into their error.
-* A match log that unpacks to one enormous line (a decompression bomb: 2 MB of gzip held
-  a 2 GB line, which `arena inspect` read whole: 50 s, 4.3 GB of memory): a log's lines
-  are read at most ``LINE_MOST`` bytes at a time."""
+* A match log that unpacks to one enormous line (a decompression bomb: 2 MB of gzip can
+  hold a 2 GB line, and `arena inspect` reading it whole takes 50 s and 4.3 GB of memory): a
+  log's lines are read at most ``LINE_MOST`` bytes at a time."""
 
 from __future__ import annotations
 
@@ -194,7 +194,7 @@ def test_a_log_that_unpacks_to_a_huge_line_is_refused(command: str, played: Path
 
 def test_a_report_lists_a_log_that_unpacks_to_a_huge_line(played: Path,
                                                           tmp_path: Path) -> None:
-    """A season's log swapped for a bomb (its SHA-256 no longer the recorded one is what
+    """A season's log swapped for a bomb (its SHA-256 not the recorded one is what
     the report says first; a store of an older version, with none recorded, reads the log:
     it is listed as damaged, the rest rendered)."""
     import sqlite3
@@ -215,7 +215,7 @@ def test_a_report_lists_a_log_that_unpacks_to_a_huge_line(played: Path,
 
 def test_a_hand_edited_log_shows_its_text_as_text(played: Path, tmp_path: Path) -> None:
     """``arena view`` of a log handed over by someone: a decision's source written as
-    markup reached the time chart unescaped and ran in the browser (review, stop 38)."""
+    markup reaches the time chart escaped, as text, so it cannot run in the browser."""
     [log, *_] = sorted((played.parent / "small-runs" / "logs").glob("*.jsonl.gz"))
     markup = "<img src=x onerror=alert(1)>"
     lines = []
@@ -262,7 +262,8 @@ EDITS: dict[str, Callable[[list[Any]], None]] = {
 def test_a_log_edited_by_hand_is_one_clear_error(
         played: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: str,
         command: str) -> None:
-    """Review, stop 38: each of these ended a command in a traceback."""
+    """Each of these edits is one "damaged match log" error from every command, never a
+    traceback, and nothing is written."""
     log = str(_edited(played, tmp_path, "edited", EDITS[edit]))
     argv = {"view": ["view", log, "--out", str(tmp_path / "view")],
             "replay": ["replay", log],

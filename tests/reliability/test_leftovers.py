@@ -1,5 +1,5 @@
 """The start-up sweep removes the empty cgroups and match folders of dead owners, and only
-those: not a live owner's, not one a reused pid seems to own (issue 17)."""
+those: not a live owner's, not one a reused pid seems to own."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """A match cancelled while it cleans up (a worker stopped just as its match ended) still
-kills its bots and removes its socket folder (issue 17: a SIGINT left a match folder)."""
+kills its bots and removes its socket folder (a SIGINT at that moment would leave a match
+folder)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A run whose output is not a terminal (a pipe, a log, CI) prints a plain progress line
-every few seconds, and never wraps a line (paths stay whole) (issue 17)."""
+every few seconds, and never wraps a line (paths stay whole)."""
 
 from __future__ import annotations
 

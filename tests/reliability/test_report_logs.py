@@ -1,5 +1,5 @@
 """``arena report`` with damaged, missing or edited logs: everything else is rendered, the
-bad logs are listed on the site and in the exit status (issue 17)."""
+bad logs are listed on the site and in the exit status."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def test_bad_logs_are_listed_and_the_rest_is_rendered(six: Path, tmp_path: Path)
     with contextlib.closing(sqlite3.connect(store)) as db, db:
         db.execute("UPDATE matches SET log_path = replace(log_path, ?, ?)",
                    (str(six.parent), str(tmp_path)))
-        # A store written before logs had their hash recorded: its logs are read instead.
+        # A store of a version that records no log hash: its logs are read instead.
         db.execute("UPDATE matches SET log_sha256 = NULL WHERE match_id = 'm00004'")
     logs = runs / "logs"
     # m00001: a score edited after the result was recorded (the log still reads fine).
@@ -95,7 +95,7 @@ def test_bad_logs_are_listed_and_the_rest_is_rendered(six: Path, tmp_path: Path)
 
 def test_bot_pages_chart_think_time_across_incremental_renders(six: Path,
                                                                 tmp_path: Path) -> None:
-    """Issue 22: each bot page charts the bot's median think time per match (the match
+    """Each bot page charts the bot's median think time per match (the match
     pages chart every decision); a render that reuses every match page (their logs are
     not read again) shows the same chart."""
     import shutil
@@ -131,10 +131,10 @@ def test_bot_pages_chart_think_time_across_incremental_renders(six: Path,
 
 
 def test_a_copied_season_reads_its_own_logs(six: Path, tmp_path: Path) -> None:
-    """Found by review: the store kept each log's path as recorded, so a season copied
-    elsewhere (a backup restored, a folder moved) read the first one's logs, and missed a
-    damaged log of its own; with the first one gone, its own logs were "missing". A log is
-    now the one beside the store, named by its match."""
+    """A match's log is the one beside the store, named by its match, not the path
+    recorded: read by that path, a season copied elsewhere (a backup restored, a folder
+    moved) would read the first one's logs and miss a damaged log of its own, and with the
+    first one gone would call its own logs "missing"."""
     import shutil
 
     shutil.copytree(six.parent, tmp_path, dirs_exist_ok=True)  # the store's paths untouched

@@ -1,5 +1,4 @@
-"""One run per season at a time; readers may look while it plays, and write nothing
-(issue 17)."""
+"""One run per season at a time; readers may look while it plays, and write nothing."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Ctrl-C, SIGTERM and SIGKILL: a run stops cleanly, says what to do, and leaves no
-process, cgroup or match folder behind; workers die with their driver (issue 17)."""
+process, cgroup or match folder behind; workers die with their driver."""
 
 from __future__ import annotations
 

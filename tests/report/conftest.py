@@ -1,4 +1,4 @@
-"""A real (small) season, played and rendered once per test session (issue 6).
+"""A real (small) season, played and rendered once per test session.
 
 The three sample bots meet in a round robin at two-player tables, twice per pair, to 200
 points, in plain processes; then ``arena report`` renders the site. Every report test

@@ -1,6 +1,6 @@
 """The site in a real browser: headless Chromium (Debian's /usr/bin/chromium) driven by
 Playwright loads the served site, goes standings -> bot -> match -> replay, and steps the
-replay with the keyboard, checking the top card against the match log (issue 6).
+replay with the keyboard, checking the top card against the match log.
 
 Playwright cannot download its own browser here; a missing Playwright or Chromium is a
 test failure, never a skip. Screenshots go to runs/screenshots/report/ (git ignores runs/).
@@ -262,7 +262,7 @@ def test_navigate_and_step_through_a_replay(chromium: Chromium, site: str, seaso
             if index == len(frames) // 2:
                 screenshot(page, shots, "4-replay")
         assert changes > 5, "the top card should change many times in a round"
-        if number < len(rounds):  # on from the round's end into the next round (issue 22)
+        if number < len(rounds):  # on from the round's end into the next round
             page.keyboard.press("ArrowRight")
             following = expected_frames(rounds[number], names, rounds)
             check_frame(page, following[0], "ArrowRight past the round's end")
@@ -350,7 +350,7 @@ def test_pages_work_from_disk(chromium: Chromium, season: SeasonRun, view: Store
 
 def test_pages_fit_a_phone_screen(chromium: Chromium, season: SeasonRun, view: StoreView,
                                   shots: Path) -> None:
-    """Responsive (issue 6): on a 375 px wide screen no page scrolls sideways; wide tables
+    """Responsive: on a 375 px wide screen no page scrolls sideways; wide tables
     scroll inside their own box (.table-wrap)."""
     browser = browser_of(chromium)
     match, _ = pick_match(view)
@@ -431,7 +431,7 @@ def test_arena_serve(season: SeasonRun, view: StoreView, where: str) -> None:
     assert f"at http://127.0.0.1:{port}/" in out, (out, err)
 
 
-# -- issue 18: accessibility (axe-core), sorting, filters, phone layout, several seasons ----
+# -- accessibility (axe-core), sorting, filters, phone layout, several seasons ----
 
 AXE = ROOT / ".ci" / "tools" / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]

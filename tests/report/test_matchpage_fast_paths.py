@@ -1,8 +1,7 @@
-"""The match pages' fast paths (issue 19: a full report of a large season is mostly its match
-pages) give what the plain ones gave: a log's lines read as ``json`` reads them, the
-replay's data file read back to the same value, each event line's step (made once a
-distinct line) equal to the step made afresh, and the move list written as its template
-loop wrote it."""
+"""The match pages' fast paths (a full report of a large season is mostly its match pages)
+give what the plain ways give: a log's lines read as ``json`` reads them, the replay's
+data file read back to the same value, each event line's step (made once a distinct line)
+equal to the step made afresh, and the move list written as a template loop writes it."""
 
 from __future__ import annotations
 
@@ -20,15 +19,9 @@ from jinja2 import Environment, select_autoescape
 from arena.bots.policies import GreedyPolicy, RandomPolicy
 from arena.referee.log import parse_line, read_log
 from arena.referee.match import InProcessSeat
-from arena.report.matchpage import (
-    _event_step,
-    data_script,
-    move_items,
-    read_data_script,
-    read_model,
-    render_logs,
-    seat_names,
-)
+from arena.report.matchmodel import event_step, read_model
+from arena.report.matchpage import data_script, read_data_script, render_logs, seat_names
+from arena.report.templating import move_items
 from arena.rules.options import RuleOptions
 from tests.referee.conftest import play
 
@@ -104,7 +97,7 @@ def test_each_event_step_is_the_step_made_afresh(logs: list[Path]) -> None:
                  if step["e"] != "Fault"]
         assert len(steps) == len(events)
         for step, record in zip(steps, events, strict=True):
-            fresh = _event_step(record, names)
+            fresh = event_step(record, names)
             assert {k: v for k, v in step.items() if k not in ("dv", "l")} == fresh
         # Steps of the same line are distinct steps: each keeps its own decision.
         decided = [s for s in steps if "dv" in s]

@@ -1,4 +1,4 @@
-"""Every page of the rendered site holds the numbers of the store and the logs (issue 6).
+"""Every page of the rendered site holds the numbers of the store and the logs.
 
 The season comes from ``conftest.py``: a real round robin of the three sample bots, run
 with ``arena season run`` and rendered with ``arena report``. Expected values are computed
@@ -26,7 +26,8 @@ from report_html import header_texts, num, parse, pct, polyline_points, table_ro
 from season_data import BOTS, SeasonRun, StoreView, copy_season, log_rounds, read_store
 
 from arena.league.store import SeasonStore, StoredResult
-from arena.report import render
+from arena.report import incremental
+from arena.report import site as report_site
 from arena.report.matchpage import read_data_script
 from arena.report.render import render_site
 from arena.rules import events as ev
@@ -231,7 +232,7 @@ def test_standings_season_facts(season: SeasonRun, view: StoreView) -> None:
 
 
 def test_standings_show_the_season_dates(season: SeasonRun, view: StoreView) -> None:
-    """Issue 6: "season facts (rules, limits, sandbox backend, dates, matches done/failed)".
+    """The season facts (rules, limits, sandbox backend, dates, matches done/failed).
 
     The dates are when the first and the last match finished (``finished_at`` in the
     store); accepted as ISO dates (YYYY-MM-DD), local time or UTC.
@@ -648,8 +649,8 @@ def test_a_report_after_no_change_looks_at_no_log_itself(
     def refused(*_: object) -> None:
         raise AssertionError("a settled match's log was looked at again")
 
-    for name in ("_log_stat", "check_log", "_read_whole"):
-        monkeypatch.setattr(render, name, refused)
+    for name in ("log_stat", "check_log", "read_whole"):
+        monkeypatch.setattr(report_site, name, refused)
     again = render_site(season.store, out)
     assert (again.match_pages_rendered, again.match_pages_reused) == (0, len(view.done()))
     assert snapshot(out) == snapshot(season.report)
@@ -666,14 +667,14 @@ def test_a_report_whose_helper_dies_looks_at_the_site_itself(
     changed = view.done()[0]["match_id"]
     log = tmp_path / "season" / "logs" / f"{changed}.jsonl.gz"
     os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 10**9))
-    inspect = render._inspect
+    inspect = incremental.inspect_site
 
     def dying(out: Path, version: str, store_path: Path | None) -> Any:
         if store_path is not None:
             raise MemoryError("killed")
         return inspect(out, version, store_path)
 
-    monkeypatch.setattr(render, "_inspect", dying)
+    monkeypatch.setattr(report_site, "inspect_site", dying)
     again = render_site(store, out)
     assert (again.match_pages_rendered, again.match_pages_reused) == (
         1, len(view.done()) - 1)
@@ -760,12 +761,12 @@ def test_a_site_rendered_under_another_state_file_renders_the_same(
 def test_the_state_file_is_what_json_writes(medians: list[Any]) -> None:
     state = {"_templates": "v", "list/matches.html": "k"}
     records = {"m2": ["key", "stamp", medians], "m1": [None, None, None]}
-    expected = json.loads(json.dumps({**state, "format": render.STATE_FORMAT,
+    expected = json.loads(json.dumps({**state, "format": incremental.STATE_FORMAT,
                                       "matches": records}), parse_constant=lambda _: None)
-    assert json.loads(render._state_json(state, records)) == expected
+    assert json.loads(incremental.state_json(state, records)) == expected
     if not any(isinstance(m, float) and math.isnan(m) for m in medians):  # orjson: null
-        assert render._state_json(state, records).decode() == json.dumps(
-            {**state, "format": render.STATE_FORMAT, "matches": records}, sort_keys=True,
+        assert incremental.state_json(state, records).decode() == json.dumps(
+            {**state, "format": incremental.STATE_FORMAT, "matches": records}, sort_keys=True,
             separators=(",", ":")) + "\n"
 
 
@@ -891,8 +892,7 @@ def test_accessibility_basics(season: SeasonRun) -> None:
             assert svg.find("title").text, where
         for button in page.find_all("button"):
             assert button.text or button.attrs.get("aria-label"), where
-    # Each bot page has two charts, its rating history and its think time (issue 22),
-    # each labelled.
+    # Each bot page has two charts, its rating history and its think time, each labelled.
     for path in sorted((season.report / "bots").glob("*.html")):
         if ".matches" in path.name:
             continue
@@ -967,9 +967,9 @@ def test_every_link_resolves(season: SeasonRun) -> None:
 
 def test_names_and_versions_long_in_bytes_still_name_pages(season: SeasonRun,
                                                            tmp_path: Path) -> None:
-    """A bot page is named after the bot: 64 letters beyond the first plane are 256 bytes
-    of UTF-8, and a store may hold a version of any length (before bot.toml capped it);
-    either stopped the whole site ("File name too long", review at stop 38)."""
+    """A bot page is named after the bot, its file name capped: 64 letters beyond the
+    first plane are 256 bytes of UTF-8, and a store may hold a version of any length;
+    neither stops the site with "File name too long"."""
     store_path = copy_season(season.folder, tmp_path / "season")
     store = SeasonStore(store_path)
     wide, long_version = "\U0001d400" * 64, "9" * 300

@@ -1,4 +1,4 @@
-"""The site of a large season (issue 19), on a small synthetic one with small page sizes:
+"""The site of a large season, on a small synthetic one with small page sizes:
 the match list and bot pages split into pages with stable addresses and a pager, deal
 partners linked across pages, the head-to-head page one row a bot, no page over the cap,
 and the incremental render showing every change.
@@ -13,10 +13,10 @@ import hashlib
 import os
 import random
 import shutil
+import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 import jinja2
 import pytest
@@ -27,8 +27,10 @@ from arena.league.driver import open_store
 from arena.league.schedule import ScheduledMatch
 from arena.league.season import load_season
 from arena.league.store import MatchRecord, SeasonStore, SeatResult, StoredResult
-from arena.report import render
-from arena.report.render import page_file, render_site
+from arena.report import botpages, downloads, incremental, workers
+from arena.report import site as report_site
+from arena.report.lists import page_file
+from arena.report.render import render_site
 
 BOTS = 11  # more than the head-to-head grid's limit of 10 (below)
 PER_PAGE = 40
@@ -80,10 +82,10 @@ class Synthetic:
 @pytest.fixture()
 def synthetic(tmp_path: Path, season: SeasonRun, monkeypatch: pytest.MonkeyPatch
               ) -> Iterator[Synthetic]:
-    monkeypatch.setattr(render, "MATCHES_PER_PAGE", PER_PAGE)
-    monkeypatch.setattr(render, "BOT_MATCHES_PER_PAGE", BOT_PER_PAGE)
-    monkeypatch.setattr(render, "ROWS_PER_PART", ROWS_PER_PART)
-    monkeypatch.setattr(render, "H2H_GRID_LIMIT", 10)
+    monkeypatch.setattr(report_site, "MATCHES_PER_PAGE", PER_PAGE)
+    monkeypatch.setattr(botpages, "BOT_MATCHES_PER_PAGE", BOT_PER_PAGE)
+    monkeypatch.setattr(botpages, "ROWS_PER_PART", ROWS_PER_PART)
+    monkeypatch.setattr(report_site, "H2H_GRID_LIMIT", 10)
     for index in range(BOTS):
         folder = tmp_path / "bots" / f"bot{index:02d}"
         folder.mkdir(parents=True)
@@ -207,20 +209,20 @@ def test_no_page_is_over_the_cap(synthetic: Synthetic, tmp_path: Path) -> None:
 
 def test_an_incremental_render_shows_every_change(synthetic: Synthetic, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(render, "_cores", lambda: 1)  # what is done counted in one process
+    monkeypatch.setattr(workers, "cores", lambda: 1)  # what is done counted in one process
     site = tmp_path / "site"
     render_site(synthetic.store_path, site)
     before = {p.name: p.read_bytes() for p in site.glob("matches*.html")}
     synthetic.record(1)  # the next match, on the last page
     recorded = synthetic.matches[synthetic.recorded - 1]
     archived: list[str] = []
-    add_logs = render._add_logs
+    add_logs = downloads.add_logs
 
-    def counting(archive: BinaryIO, name: str, logs: list[Path]) -> None:
+    def counting(tar: tarfile.TarFile, name: str, logs: list[Path]) -> None:
         archived.extend(log.name for log in logs)
-        add_logs(archive, name, logs)
+        add_logs(tar, name, logs)
 
-    monkeypatch.setattr(render, "_add_logs", counting)
+    monkeypatch.setattr(downloads, "add_logs", counting)
     rendered: list[str] = []
     template_render = jinja2.Template.render
 
@@ -230,13 +232,13 @@ def test_an_incremental_render_shows_every_change(synthetic: Synthetic, tmp_path
 
     monkeypatch.setattr(jinja2.Template, "render", counting_render)
     made: list[list[str]] = []
-    rows_html = render._rows_html
+    rows_html = botpages.rows_html
 
     def counting_rows(result_rows: object, results: list[StoredResult]) -> bytes:
         made.append([r.match_id for r in results])
         return rows_html(result_rows, results)
 
-    monkeypatch.setattr(render, "_rows_html", counting_rows)
+    monkeypatch.setattr(botpages, "rows_html", counting_rows)
     render_site(synthetic.store_path, site)
     assert archived == [f"{recorded.match_id}.jsonl.gz"], "the new log appended alone"
     # Its two bots' lists of matches are written again, only their part holding the new
@@ -314,12 +316,12 @@ def test_bot_pages_shared_between_processes_are_the_pages_one_process_writes(
     same files, the same state, also when the render is incremental."""
     shared, alone = tmp_path / "shared", tmp_path / "alone"
     helpers = 2
-    monkeypatch.setattr(render, "BOTS_PER_HELPER", 3)
+    monkeypatch.setattr(botpages, "BOTS_PER_HELPER", 3)
     for step in range(2):
-        monkeypatch.setattr(render, "_cores", lambda: helpers + 1)
+        monkeypatch.setattr(workers, "cores", lambda: helpers + 1)
         summary = render_site(synthetic.store_path, shared)
         assert summary.processes == helpers + 1  # helpers were forked
-        monkeypatch.setattr(render, "_cores", lambda: 1)
+        monkeypatch.setattr(workers, "cores", lambda: 1)
         assert render_site(synthetic.store_path, alone).processes == 1
         assert snapshot(shared) == snapshot(alone)
         assert summary.pages == render_site(synthetic.store_path, alone).pages
@@ -343,9 +345,9 @@ def test_match_pages_shared_with_a_helper_are_the_pages_one_process_writes(
         synthetic.store.db.execute("UPDATE matches SET log_sha256 = ? WHERE match_id = ?",
                                    (hashlib.sha256(log.read_bytes()).hexdigest(), match_id))
     shared, alone = tmp_path / "shared", tmp_path / "alone"
-    monkeypatch.setattr(render, "_cores", lambda: 2)
+    monkeypatch.setattr(workers, "cores", lambda: 2)
     found = render_site(synthetic.store_path, shared).log_problems
-    monkeypatch.setattr(render, "_cores", lambda: 1)
+    monkeypatch.setattr(workers, "cores", lambda: 1)
     assert render_site(synthetic.store_path, alone).log_problems == found
     assert [(p.match_id, p.kind) for p in found] == [(m, "damaged") for m in damaged]
     assert snapshot(shared) == snapshot(alone)
@@ -358,7 +360,7 @@ def test_a_log_found_damaged_by_its_pages_then_mended_shows_in_every_list(
     """A log that passes its check but does not read is found while its pages are made:
     the lists listing it say so at once, and say it no more once the log is mended, as a
     render from scratch does."""
-    monkeypatch.setattr(render, "_cores", lambda: 2)
+    monkeypatch.setattr(workers, "cores", lambda: 2)
     site = tmp_path / "site"
     render_site(synthetic.store_path, site)
     match_id = synthetic.matches[3].match_id
@@ -377,17 +379,17 @@ def test_a_log_found_damaged_by_its_pages_then_mended_shows_in_every_list(
 
 def test_two_processes_take_each_item_once() -> None:
     """The list of matches to render shared from its two ends: every item taken once."""
-    ends = render._Ends(7)
+    ends = workers.Ends(7)
     taken = [ends.take(back) for back in (False, True, True, False, True, False, True)]
     assert taken == [0, 6, 5, 1, 4, 2, 3]
     assert ends.take(False) is None and ends.take(True) is None
-    assert render._Ends(0).take(True) is None
+    assert workers.Ends(0).take(True) is None
 
 
 def test_a_helpers_error_reaches_the_render(synthetic: Synthetic, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(render, "BOTS_PER_HELPER", 3)
-    monkeypatch.setattr(render, "_cores", lambda: 2)
+    monkeypatch.setattr(botpages, "BOTS_PER_HELPER", 3)
+    monkeypatch.setattr(workers, "cores", lambda: 2)
     site = tmp_path / "site"
     render_site(synthetic.store_path, site)
     # A page only the helper writes: the parent takes every other bot (by id), from the
@@ -406,8 +408,8 @@ def test_pages_of_a_list_that_shrank_are_removed(synthetic: Synthetic, tmp_path:
     render_site(synthetic.store_path, site)
     assert len(list(site.glob("matches-*.html"))) > 1
     assert len(list((site / "bots").glob("*.matches-*.html"))) > 1
-    monkeypatch.setattr(render, "MATCHES_PER_PAGE", 10_000)
-    monkeypatch.setattr(render, "BOT_MATCHES_PER_PAGE", 10_000)
+    monkeypatch.setattr(report_site, "MATCHES_PER_PAGE", 10_000)
+    monkeypatch.setattr(botpages, "BOT_MATCHES_PER_PAGE", 10_000)
     render_site(synthetic.store_path, site)
     assert not list(site.glob("matches-*.html"))
     assert not list((site / "bots").glob("*.matches-*.html"))
@@ -442,7 +444,7 @@ def test_pages_split_for_any_season_length(synthetic: Synthetic, tmp_path: Path)
     rng = random.Random(3)
     site = tmp_path / "site"  # the match pages rendered once, the lists at each size
     for size in rng.sample(range(1, 60), 4):
-        render.MATCHES_PER_PAGE = size
+        report_site.MATCHES_PER_PAGE = size
         render_site(synthetic.store_path, site)
         pages = sorted(site.glob("matches*.html"), key=lambda p: (len(p.name), p.name))
         assert len(pages) == -(-len(synthetic.matches) // size)
@@ -460,8 +462,8 @@ def test_a_helper_killed_mid_render_loses_nothing(synthetic: Synthetic, tmp_path
     site = tmp_path / "site"
     render_site(synthetic.store_path, site)
     synthetic.record(5)
-    monkeypatch.setattr(render, "_cores", lambda: 2)
-    monkeypatch.setattr(render, "rate_outcomes", lambda *_: os._exit(9))
+    monkeypatch.setattr(workers, "cores", lambda: 2)
+    monkeypatch.setattr(report_site, "rate_outcomes", lambda *_: os._exit(9))
     assert main(["report", str(tmp_path / "season.toml"), "--out", str(site)]) == 1
     assert "a helper process of the render died" in capsys.readouterr().err
     monkeypatch.undo()
@@ -482,8 +484,8 @@ def test_a_file_is_replaced_whole_or_not_at_all(tmp_path: Path,
 
     monkeypatch.setattr(os, "replace", stopped)
     with pytest.raises(OSError):
-        render._replace(target, b"the new one, much longer than the last\n" * 1000)
+        incremental.replace(target, b"the new one, much longer than the last\n" * 1000)
     assert target.read_bytes() == b"the last render's\n"
     monkeypatch.undo()
-    render._replace(target, b"the new one\n")
+    incremental.replace(target, b"the new one\n")
     assert target.read_bytes() == b"the new one\n"

@@ -1,4 +1,4 @@
-"""The replay viewer from a seat's view, in Chromium under Playwright (issue 22): a match
+"""The replay viewer from a seat's view, in Chromium under Playwright: a match
 with a faulty bot, its fault found from the match page, with the bot's hand, its legal
 options, its answer and "default" marked; step links and hash changes; the replay's
 defects (Forward stopping at a round's end, arrow keys on the round menu, two live

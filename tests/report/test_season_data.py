@@ -51,7 +51,7 @@ def test_a_deal_finished_by_a_new_version_of_a_bot(tmp_path: Path) -> None:
 def test_a_table_seating_one_entrant_twice_is_damage(tmp_path: Path) -> None:
     """A table that seats one entrant twice: no schedule writes one (a copy of a bot is an
     entrant of its own), so the store was written by hand, and is named damaged rather
-    than read (found by review: such tables, and places out of range, were believed)."""
+    than read (such tables, and places out of range, would otherwise be believed)."""
     store = SeasonStore(tmp_path / "season.sqlite")
     try:
         a, b = (store.entrant_id(name, "1.0", f"/bots/{name}", "h", {}) for name in "ab")

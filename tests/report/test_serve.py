@@ -1,4 +1,4 @@
-"""`arena serve` (issue 19): gzip for clients that accept it, and nothing but the site's own
+"""`arena serve`: gzip for clients that accept it, and nothing but the site's own
 pages: no internal file (`.render-state.json`, any dotted name), nothing outside the site's
 folder (a link out, `..`), no directory listing. Real HTTP requests to a running server."""
 

@@ -1,6 +1,7 @@
-"""The site's templates are compiled once and kept (issue 19: a quarter of a second of every
-report, view and server start): a later process loads them compiled and renders the same
-pages; a damaged, unwritable or foreign-writable cache is no cache, never an error."""
+"""The site's templates are compiled once and kept (compiling them takes a quarter of a
+second of every report, view and server start): a later process loads them compiled and
+renders the same pages; a damaged, unwritable or foreign-writable cache is no cache, never
+an error."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from typing import Any
 import pytest
 from jinja2 import DictLoader, Environment
 
-from arena.report import bytecode, render
+from arena.report import bytecode
 from arena.report.bytecode import CACHE_VARIABLE, bytecode_cache
+from arena.report.logcheck import LogProblem
+from arena.report.templating import environment, templates_version
 
 
 def templates(env: Environment) -> list[str]:
@@ -37,13 +40,13 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_a_later_environment_loads_every_template_compiled(cache: Path) -> None:
-    first = render._environment()
+    first = environment()
     for name in templates(first):
         first.get_template(name)
     kept = sorted(cache.glob("*.cache"))
     assert len(kept) == len(templates(first)), "one compiled file a template"
-    assert all(p.name.startswith(render._templates_version()) for p in kept)
-    later = render._environment()
+    assert all(p.name.startswith(templates_version()) for p in kept)
+    later = environment()
     later.compile = compile_refused  # type: ignore[method-assign]
     for name in templates(later):
         later.get_template(name)
@@ -53,14 +56,14 @@ def test_a_later_environment_loads_every_template_compiled(cache: Path) -> None:
 def test_pages_rendered_from_the_cache_are_the_pages_compiled_afresh(
         cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     context = {"root": "../", "page": "x", "problem": None}
-    warm = render._environment()
+    warm = environment()
     warm.get_template("_log_problems.html")
-    from_cache = render._environment()
+    from_cache = environment()
     from_cache.compile = compile_refused  # type: ignore[method-assign]
     monkeypatch.setenv(CACHE_VARIABLE, "off")
-    fresh = render._environment()
+    fresh = environment()
     assert fresh.bytecode_cache is None
-    problems = {"m1": render.LogProblem("m1", "damaged", "cut short <here>", "logs/m1")}
+    problems = {"m1": LogProblem("m1", "damaged", "cut short <here>", "logs/m1")}
     pages = [env.get_template("_log_problems.html").render(log_problems=problems, **context)
              for env in (from_cache, fresh)]
     assert "cut short &lt;here&gt;" in pages[0]
@@ -73,23 +76,23 @@ def test_pages_rendered_from_the_cache_are_the_pages_compiled_afresh(
     b"j2\x80\x04not a pickle",             # a magic-looking start, then nonsense
 ], ids=["emptied", "overwritten", "magic-then-nonsense"])
 def test_a_damaged_cache_file_is_compiled_again(cache: Path, damage: bytes) -> None:
-    first = render._environment()
+    first = environment()
     expected = code(first, "bot.html")
     for path in cache.glob("*.cache"):
         path.write_bytes(damage)
-    again = render._environment()
+    again = environment()
     assert code(again, "bot.html") == expected
     # ... and the cache is mended for the next process.
-    mended = render._environment()
+    mended = environment()
     mended.compile = compile_refused  # type: ignore[method-assign]
     mended.get_template("bot.html")
 
 
 def test_a_truncated_cache_file_is_compiled_again(cache: Path) -> None:
-    expected = code(render._environment(), "standings.html")
+    expected = code(environment(), "standings.html")
     for path in cache.glob("*.cache"):
         path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
-    assert code(render._environment(), "standings.html") == expected
+    assert code(environment(), "standings.html") == expected
 
 
 def test_no_cache_where_the_folder_cannot_be_made(tmp_path: Path,
@@ -100,7 +103,7 @@ def test_no_cache_where_the_folder_cannot_be_made(tmp_path: Path,
     assert bytecode_cache("v") is None
     monkeypatch.setenv(CACHE_VARIABLE, str(blocker))
     assert bytecode_cache("v") is None
-    env = render._environment()
+    env = environment()
     assert env.bytecode_cache is None
     assert env.get_template("bot.html") is not None
 
@@ -113,7 +116,7 @@ def test_no_cache_for_a_user_with_no_home(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setattr(Path, "home", no_home)
     assert bytecode_cache("v") is None
-    assert render._environment().get_template("bot.html") is not None
+    assert environment().get_template("bot.html") is not None
 
 
 def test_no_cache_in_a_folder_others_can_write_to(cache: Path) -> None:
@@ -138,7 +141,7 @@ def test_a_cache_that_cannot_be_written_is_no_error(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(tempfile, "NamedTemporaryFile", full_disk)
-    env = render._environment()
+    env = environment()
     assert env.bytecode_cache is not None
     assert env.get_template("matches.html") is not None
     assert not list(cache.glob("*.cache"))

@@ -45,8 +45,9 @@ import pytest
 from arena.rules import events as ev
 from arena.rules.actions import DecisionKind, action_name, parse_action
 from arena.rules.cards import NO_COLOUR, Card, Colour, card_name, full_deck, parse_cards
+from arena.rules.match import Match, arrange_round
 from arena.rules.options import OFFICIAL, RuleOptions
-from arena.rules.state import Match, Round, arrange_round
+from arena.rules.state import Round
 from arena.rules.variants import VariantRound
 
 _COLOURS = {colour.name.lower(): int(colour) for colour in Colour} | {"none": NO_COLOUR}

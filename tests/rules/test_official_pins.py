@@ -1,11 +1,11 @@
 """The official rules stay exactly as they were (RULES.md, "Variants": "Official play (§1-§19)
 is untouched when all are off").
 
-These digests were taken with the engine as it stood before any variant existed. Each
-pins, for seeded matches at 2, 4 and 7 players, the SHA-256 of the serialized event stream
-and of the decision sequence (seat, decision kind, legal actions, action, and the §19
-observation's official fields). With every variant off they must never change; if one
-does, the official rules changed.
+These digests come from an engine with no variant in it, so they are independent of the
+variants' code. Each pins, for seeded matches at 2, 4 and 7 players, the SHA-256 of the
+serialized event stream and of the decision sequence (seat, decision kind, legal actions,
+action, and the §19 observation's official fields). With every variant off they must never
+change; if one does, the official rules changed.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from arena.bots.policies import GreedyPolicy, StrategistPolicy
 from arena.rules import events as ev
 from arena.rules.actions import DRAW, KEEP, DecisionKind
 from arena.rules.events import to_record
+from arena.rules.match import Match
 from arena.rules.options import OFFICIAL, RuleOptions
 from arena.rules.seeds import seat_seed
-from arena.rules.state import Match
 
 # The observation fields of official play (§19); variant fields come after these.
 OFFICIAL_OBSERVATION = (
@@ -34,7 +34,7 @@ OFFICIAL_OBSERVATION = (
 
 class UniformPolicy:
     """Uniform over the legal actions from one generator a match: the random policy the
-    digests were taken with (the sample random bot's now draws at each decision from a
+    digests were taken with (the sample random bot draws at each decision from a
     generator seeded by its observation, so that a decision re-fed alone is answered the
     same; these pins are of the rules, not of that policy)."""
 
@@ -48,11 +48,12 @@ class UniformPolicy:
 def digests(players: int, seed: int, options: RuleOptions, chooser: str) -> tuple[str, str]:
     """SHA-256 of the event stream and of the decision sequence of one seeded match.
 
-    Since stop 36 a seat that draws a card it cannot play keeps it with the same public
-    ``KeptDrawnCard`` as one that could (§19: before, the keep told the other seats that
-    the drawn card matched). Those keeps, appended with their draw, are left out of the
-    stream digested here: the rest must stay as pinned, and the decisions did not change
-    (checked by ``test_a_draw_not_played_is_always_kept_in_public``)."""
+    A seat that draws a card it cannot play keeps it with the same public ``KeptDrawnCard``
+    as one that could (§19: a keep seen only after a playable draw would tell the other
+    seats that the drawn card matched). The pinned streams hold no such keep, so those
+    appended with their draw are left out of the stream digested here: the rest and the
+    decisions must match the pins, and the keeps are checked by
+    ``test_a_draw_not_played_is_always_kept_in_public``."""
     match = Match(players, random.Random(seed), options)
     if chooser == "uniform":
         choosers = [random.Random(seat_seed(seed, seat)).choice for seat in range(players)]

@@ -20,8 +20,9 @@ from arena.rules.cards import (
     full_deck,
     parse_cards,
 )
+from arena.rules.match import Match, arrange_round
 from arena.rules.options import OFFICIAL, RuleOptions
-from arena.rules.state import Match, Round, arrange_round
+from arena.rules.state import Round
 
 # -- §4 the dealer draw -------------------------------------------------------------------
 
@@ -439,8 +440,8 @@ def test_first_card_in_seeded_matches() -> None:
 def test_a_reverse_turned_between_two_players_leaves_the_direction(options: RuleOptions
                                                                    ) -> None:
     """§7 "with two players the dealer simply starts": play stays clockwise, as after a
-    Reverse played between two (review, stop 38: the turned one flipped it, and under §27
-    every wild of the round then moved the colour backward)."""
+    Reverse played between two (were the turned one to flip it, every wild of the round
+    would move the colour backward under §27)."""
     turned = 0
     for seed in range(400):
         match = Match(2, random.Random(seed), options)

@@ -10,8 +10,8 @@ from notation import Case, log, parse, position, table
 
 from arena.rules import events as ev
 from arena.rules.actions import ACCEPT, CHOOSE_COLOUR, DRAW, KEEP, parse_action
+from arena.rules.match import Match
 from arena.rules.options import OFFICIAL, RuleOptions
-from arena.rules.state import Match
 
 GOING_OUT = [
     Case(

@@ -11,8 +11,8 @@ from arena.rules import events as ev
 from arena.rules.actions import DecisionKind
 from arena.rules.cards import Colour
 from arena.rules.events import DrawReason, seen_by
+from arena.rules.match import Match
 from arena.rules.observation import Observation
-from arena.rules.state import Match
 
 
 def test_observation_holds_exactly_the_facts_of_section_19() -> None:

@@ -10,8 +10,8 @@ import pytest
 from notation import Case, position, run, table
 
 from arena.rules.actions import DecisionKind
+from arena.rules.match import Match
 from arena.rules.options import RuleOptions
-from arena.rules.state import Match
 
 JUMP = RuleOptions(jump_in=True)
 JUMP_STACK = RuleOptions(jump_in=True, stacking=True)

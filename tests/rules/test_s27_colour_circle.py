@@ -9,8 +9,8 @@ import pytest
 from notation import Case, table
 
 from arena.rules.actions import DecisionKind
+from arena.rules.match import Match
 from arena.rules.options import RuleOptions
-from arena.rules.state import Match
 
 CIRCLE = RuleOptions(colour_circle=True)
 

@@ -12,8 +12,8 @@ from notation import Case, table
 
 from arena.rules import events as ev
 from arena.rules.cards import DRAW_TEN, full_deck, parse_cards, points
+from arena.rules.match import Match
 from arena.rules.options import RuleOptions
-from arena.rules.state import Match
 from arena.rules.variants import VariantRound
 
 TEN = RuleOptions(draw_ten=True)

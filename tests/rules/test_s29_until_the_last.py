@@ -79,7 +79,7 @@ ROUNDS = [
         options=LAST,
     ),
     Case(
-        # Pinned (review, stop 36: the texts allow both readings): §15 counts the cards a
+        # Pinned (the texts allow both readings): §15 counts the cards a
         # last Draw Two makes the next seat draw because that ends the round; under §29 the
         # round goes on, and the first out scores "from the hands at the moment it went
         # out", before the draw (R4 + R5, not B1 B2 too).
@@ -92,9 +92,9 @@ ROUNDS = [
         options=LAST,
     ),
     Case(
-        # Review, stop 38: with two seats the first out ends the round (one seat still
-        # holds cards), so nothing of §29 applies and §15 counts the drawn cards, as in
-        # official play (the points were taken before the draw: 8, not 11).
+        # With two seats the first out ends the round (one seat still holds cards), so
+        # nothing of §29 applies and §15 counts the drawn cards, as in official play (11,
+        # not the 8 of the hand before the draw).
         "§29/§15 with two seats the first out ends the round: its last Draw Two's cards count",
         f"0: R+2 | 1: R4 B4 | {DRAW} | discard: R9 | turn: 0",
         ["play R+2"],

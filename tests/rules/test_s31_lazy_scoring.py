@@ -11,9 +11,9 @@ from notation import MatchCase, match_in, table
 
 from arena.rules import events as ev
 from arena.rules.actions import parse_action
+from arena.rules.match import Match
 from arena.rules.options import RuleOptions
 from arena.rules.scoring import lazy_places
-from arena.rules.state import Match
 
 LAZY = RuleOptions(lazy_scoring=True)
 LAZY_LAST = RuleOptions(lazy_scoring=True, until_the_last=True)
@@ -43,8 +43,8 @@ ROUNDS = [
         LAZY,
     ),
     MatchCase(
-        # Review, stop 38: every seat but the winner had 0 points, and the tie went to the
-        # seat out second (first clockwise from the winner), not the one left with cards.
+        # Every seat but the winner has 0 points: the tie goes to the seat left with cards,
+        # not to the seat out second (first clockwise from the winner).
         "§31/§29 a tie for the most points goes to a seat still holding cards",
         "0: R3 | 1: R4 | 2: R0 | draw: Y9 Y8 Y7 | discard: R9 | turn: 0",
         ["play R3", "play R4"],

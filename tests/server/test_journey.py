@@ -1,4 +1,4 @@
-"""Issue 20's "done when", over real HTTP: a league server started with the README's
+"""Over real HTTP: a league server started with the README's
 command, two authors submit the sample bots (one with ``arena submit``) and a new version of
 one, every version is built, checked and goes active, the ladder plays, the version change
 shows as one bot with two versions (the older one retired, its history kept), submissions

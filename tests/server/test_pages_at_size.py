@@ -15,7 +15,6 @@ import pytest
 from league_servers import ROOT, Server, TestClient, free_port, league_with_data, write_league
 
 from arena.league.store import MatchRecord, SeatResult, StoreError
-from arena.server import app as app_module
 from arena.server.app import COOKIE, create_app
 from arena.server.config import League, load_league
 from arena.server.store import LeagueStore, seated
@@ -131,7 +130,7 @@ def test_seats_that_are_not_json_are_named_when_sqlite_reads_them(played: Played
 
 def test_the_match_list_is_paged_newest_first(client: TestClient, played: Played,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app_module, "MATCHES_PER_PAGE", 4)
+    monkeypatch.setattr(client.app.state.site.pages, "matches_per_page", 4)  # type: ignore[attr-defined]
     shown = sorted((m for m in played.seats if m != "L000012"), reverse=True)  # discarded
     pages = [client.get("/matches"), client.get("/matches?page=2"),
              client.get("/matches?page=3")]
@@ -228,7 +227,7 @@ def test_the_api_says_what_a_bad_query_should_be(client: TestClient, query: str,
 def test_a_bots_page_lists_its_newest_played_matches(client: TestClient, played: Played,
                                                      monkeypatch: pytest.MonkeyPatch
                                                      ) -> None:
-    monkeypatch.setattr(app_module, "RECENT_MATCHES", 3)
+    monkeypatch.setattr(client.app.state.site.pages, "recent_matches", 3)  # type: ignore[attr-defined]
     for bot in ("a", "b", "c"):
         page = client.get(f"/bots/{bot}.html")
         assert page.status_code == 200
@@ -239,7 +238,7 @@ def test_a_bots_page_lists_its_newest_played_matches(client: TestClient, played:
 
 def test_a_versions_page_lists_its_newest_matches_of_any_status(
         client: TestClient, played: Played, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(app_module, "RECENT_MATCHES", 4)
+    monkeypatch.setattr(client.app.state.site.pages, "recent_matches", 4)  # type: ignore[attr-defined]
     version = played.versions["a"][0]
     page = client.get(f"/me/versions/{version}")
     assert page.status_code == 200
@@ -258,28 +257,29 @@ def test_a_damaged_seat_is_a_503_not_a_traceback(client: TestClient, played: Pla
         assert str(league.data) not in answer.text
 
 
-def test_the_readmes_paging_example_fetches_every_match_of_a_bot(
+def test_the_guides_paging_example_fetches_every_match_of_a_bot(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The README's example, run as it is against a real server (its address, bot and
-    page size changed): every done match of the bot, over several pages."""
+    """The league server guide's example (docs/server.md), run as it is against a real
+    server (its address, bot and page size changed): every done match of the bot, over
+    several pages."""
     path = write_league(tmp_path)
     league = load_league(path)
     league.data.mkdir(parents=True)
     played = Played(league, 10)
     played.store.close()
-    readme = (ROOT / "README.md").read_text()
-    found = re.search(r"```python\n(  import json, os, urllib.request\n.*?)  ```", readme,
+    guide = (ROOT / "docs" / "server.md").read_text()
+    found = re.search(r"```python\n(import json, os, urllib.request\n.*?)```", guide,
                       re.DOTALL)
-    assert found is not None, "the README's paging example"
+    assert found is not None, "the guide's paging example"
     server = Server(path, free_port())
     server.start()
     try:
-        code = "\n".join(line[2:] for line in found.group(1).splitlines())
+        code = found.group(1)
         code = code.replace("127.0.0.1:8080", f"127.0.0.1:{server.port}")
         code = code.replace("bot=greedy", "bot=a").replace("limit=1000", "limit=2")
         monkeypatch.setenv("ARENA_TOKEN", played.token)
         scope: dict[str, object] = {}
-        exec(code, scope)  # the README's own example
+        exec(code, scope)  # the guide's own example
     finally:
         server.stop()
     assert [m["match_id"] for m in scope["matches"]] == sorted(  # type: ignore[attr-defined]

@@ -1,5 +1,5 @@
-"""What an attack on the league server found (stop 36), each fixed where its class lives:
-token checks that cost argon2 without bound, a browser's forms sent from other sites, match
+"""Attacks on the league server, each guarded against where its class lives:
+token checks that would cost argon2 without bound, a browser's forms sent from other sites, match
 pages that read their log at every request. In-process: the app without its background
 loops."""
 
@@ -22,7 +22,6 @@ from arena.referee import eventloop
 from arena.referee.limits import Limits
 from arena.referee.match import InProcessSeat, MatchSpec, run_match
 from arena.rules.options import RuleOptions
-from arena.server import app as app_module
 from arena.server import store as store_module
 from arena.server.app import COOKIE, create_app
 from arena.server.config import League
@@ -40,7 +39,7 @@ def token(league: League) -> str:
 
 
 def _as_before(league: League, token: str) -> None:
-    """The author's token kept as stores made before stop 38 keep it: argon2id."""
+    """The author's token kept as an argon2id hash, as older stores keep it."""
     number, secret = token.split(".")
     store = LeagueStore(league.store_path)
     with store.transaction() as db:
@@ -51,7 +50,7 @@ def _as_before(league: League, token: str) -> None:
 def test_a_token_is_checked_with_no_argon2(league: League, token: str,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """A made-up token costs a SHA-256, not tens of milliseconds of argon2 two at a time:
-    100-150 of them a second held every page for 4-6 s (review, stop 38)."""
+    100-150 of them a second would hold every page for 4-6 s."""
     def refused(digest: str, secret: str) -> bool:
         raise AssertionError("argon2 was asked")
 
@@ -121,8 +120,8 @@ def test_a_wrong_token_costs_one_check(client: TestClient, league: League, token
 
 def test_token_checks_run_two_at_a_time(league: League, token: str,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Found by attack: wrong tokens sent at once grew the server by 16 MB each (argon2's
-    memory), from 98 to 970 MB, and kept it. Checks now run in two threads of their own."""
+    """Wrong tokens sent at once would grow the server by 16 MB each (argon2's memory),
+    from 98 to 970 MB, and keep it: checks run in two threads of their own."""
     running = 0
     most = 0
     lock = threading.Lock()
@@ -164,7 +163,7 @@ def test_token_checks_run_two_at_a_time(league: League, token: str,
 def test_forms_sent_from_another_site_are_refused(client: TestClient, token: str,
                                                   origin: dict[str, str],
                                                   refused: bool) -> None:
-    """Found by attack: a page elsewhere could log a visitor in to the attacker's account
+    """A page elsewhere must not log a visitor in to the attacker's account
     (then steer them to submit their bot to it), or log them out."""
     login = client.post("/login", data={"token": token, "next": "/me"}, headers=origin,
                         follow_redirects=False)
@@ -202,19 +201,20 @@ def _played_match(league: League) -> str:
 
 def test_a_match_pages_log_is_read_and_checked_once(league: League, client: TestClient,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    """Found by attack: the public match and replay pages read and checked their log at
-    every request (half a second each), and forty visitors slowed the site to seconds.
+    """Read and checked at every request (half a second each), the public match and replay
+    pages' log would let forty visitors slow the site to seconds.
     The model is kept, by the log file as it is: a log changed afterwards is checked
     again, and named as altered."""
     match_id = _played_match(league)
     reads: list[Path] = []
-    real = app_module.read_match_log
+    models = client.app.state.match_models  # type: ignore[attr-defined]
+    real = models.read
 
     def counted(path: Path) -> Any:
         reads.append(path)
         return real(path)
 
-    monkeypatch.setattr(app_module, "read_match_log", counted)
+    monkeypatch.setattr(models, "read", counted)
     for address in (f"/matches/{match_id}.html", f"/replays/{match_id}.html",
                     f"/replays/{match_id}.js", f"/matches/{match_id}.html"):
         answer = client.get(address)
@@ -228,7 +228,7 @@ def test_a_match_pages_log_is_read_and_checked_once(league: League, client: Test
 
 def test_logging_in_returns_to_the_page_asked_for_with_its_query(client: TestClient,
                                                                    token: str) -> None:
-    """Found by attack: the redirect to /login kept the page's path, not its query."""
+    """The redirect to /login keeps the page's query as well as its path."""
     asked = client.get("/matches?page=2", follow_redirects=False)
     assert asked.status_code == 303
     assert asked.headers["location"] == "/login?next=/matches%3Fpage%3D2"
@@ -241,8 +241,8 @@ def test_logging_in_returns_to_the_page_asked_for_with_its_query(client: TestCli
 
 def test_the_authors_page_shows_no_text_taken_from_its_address(
         client: TestClient, league: League, token: str) -> None:
-    """``/me?message=...`` showed any text, under the league's name: a phishing link
-    (review, stop 38). The page names only a version of the author's own."""
+    """``/me?message=...`` showing any text under the league's name would make a phishing
+    link. The page names only a version of the author's own."""
     client.cookies.set(COOKIE, token)
     bait = "Your token was revoked: mail it to helpdesk@evil.example"
     page = client.get("/me", params={"message": bait, "submitted": "1"})
@@ -264,8 +264,8 @@ def test_the_authors_page_shows_no_text_taken_from_its_address(
     "/api/matches?bot={bait}", "/api/matches?limit={bait}"])
 def test_error_pages_show_no_text_taken_from_the_address(client: TestClient, token: str,
                                                          address: str) -> None:
-    """A 404 said "no played match <the address's text>" on the league's own page: a link
-    could show a made-up notice from the organiser (review, stop 39)."""
+    """A 404 saying "no played match <the address's text>" on the league's own page would
+    let a link show a made-up notice from the organiser."""
     client.cookies.set(COOKIE, token)
     answer = client.get(address.format(bait="NOTICE-alice-is-disqualified"))
     assert answer.status_code in (400, 404), answer.status_code
@@ -273,9 +273,9 @@ def test_error_pages_show_no_text_taken_from_the_address(client: TestClient, tok
 
 
 def test_upload_bodies_are_refused_before_they_are_read(league: League, token: str) -> None:
-    """60 stalled bodies of 5 MB held 335 MiB, and a body was read whole before the hourly
-    limit refused it (review, stop 38): an author sends two at once, and one past the
-    limit is refused before its body is read."""
+    """60 stalled bodies of 5 MB hold 335 MiB, and a body read whole before the hourly limit
+    refuses it costs its size: an author sends two at once, and one past the limit is
+    refused before its body is read."""
     import httpx
 
     headers = {"Authorization": f"Bearer {token}"}
@@ -319,8 +319,7 @@ def test_upload_bodies_are_refused_before_they_are_read(league: League, token: s
 def test_a_rotated_token_stops_working_at_once(client: TestClient, league: League,
                                                token: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    """Tokens could not be revoked, and a running server kept a token it had seen (review,
-    stop 38)."""
+    """A token can be revoked, and a running server stops accepting it."""
     from arena.cli import main
 
     bearer = {"Authorization": f"Bearer {token}"}
@@ -340,8 +339,8 @@ def test_a_rotated_token_stops_working_at_once(client: TestClient, league: Leagu
 ])
 def test_behind_a_proxy_that_rewrites_host_forms_are_checked_against_the_public_url(
         league: League, token: str, origin: str, refused: bool) -> None:
-    """nginx's default proxy_set_header Host $proxy_host rewrote Host, and every login
-    from the league's own pages was refused (review, stop 38)."""
+    """nginx's default proxy_set_header Host $proxy_host rewrites Host: checked against it,
+    every login from the league's own pages would be refused."""
     import dataclasses
 
     public = dataclasses.replace(league, public_url="https://uno.example.org")

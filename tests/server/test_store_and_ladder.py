@@ -101,8 +101,8 @@ def test_recover_requeues_validation_and_replays_final_matches(store: LeagueStor
 
 
 def test_a_final_match_the_host_fails_is_tried_again(store: LeagueStore) -> None:
-    """A final match lost to the host's trouble (a worker killed) was lost for good, and
-    the final, complete without it, published its key (review, stop 38): it is scheduled
+    """A final match lost to the host's trouble (a worker killed) must not be lost for good,
+    nor the final, complete without it, publish its key: it is scheduled
     again, up to FINAL_ATTEMPTS tries; a ladder match's failure stays one."""
     alice, bob = _author(store, "alice"), _author(store, "bob")
     a, b = _version(store, alice, "a"), _version(store, bob, "b")
@@ -158,8 +158,8 @@ def test_a_final_with_a_failed_match_publishes_no_key_until_the_organiser_decide
 
 
 def test_authors_take_turns_in_the_validation_queue(store: LeagueStore) -> None:
-    """Three slow builds of one author kept another's version waiting behind them (in
-    order of submission; review, stop 38)."""
+    """Three slow builds of one author do not keep another's version waiting behind them
+    (as order of submission would)."""
     mallory, alice = _author(store, "mallory"), _author(store, "alice")
     slow = [store.add_version(mallory, f"slow{n}", "1", f"h{n}", "s", f"/b/{n}", 5).id
             for n in range(3)]
@@ -173,8 +173,8 @@ def test_authors_take_turns_in_the_validation_queue(store: LeagueStore) -> None:
 
 def test_the_build_of_a_version_that_failed_its_check_is_removed(
         store: LeagueStore, league: League) -> None:
-    """512 MB a build left stayed for good when its bot then failed its check (review,
-    stop 38); a build another version plays from stays."""
+    """The 512 MB a build leaves would stay for good when its bot then fails its check; a
+    build another version plays from stays."""
     from arena.server.service import LeagueService
 
     builds = league.data / "builds"
@@ -196,8 +196,8 @@ def test_the_build_of_a_version_that_failed_its_check_is_removed(
 
 def test_an_upload_a_killed_server_was_taking_is_settled_at_start(store: LeagueStore
                                                                   ) -> None:
-    """Its row stayed ``receiving`` for good (review, stop 38); one still arriving (younger
-    than ABANDONED_SECONDS) is left to finish."""
+    """Its row would stay ``receiving`` for good; one still arriving (younger than
+    ABANDONED_SECONDS) is left to finish."""
     from arena.server.uploads import ABANDONED_SECONDS
 
     author = _author(store, "alice")
@@ -254,8 +254,8 @@ def test_organiser_actions_keep_results(store: LeagueStore) -> None:
 
 def test_uploads_sent_at_once_are_counted_as_they_arrive(store: LeagueStore,
                                                         league: League) -> None:
-    """Found by attack: twenty uploads sent at once each passed the hourly limit, checked
-    before any of them was recorded. Reserving a place is one transaction: three of twenty
+    """Twenty uploads sent at once would each pass an hourly limit checked before any of
+    them is recorded. Reserving a place is one transaction: three of twenty
     threads get one."""
     alice = _author(store, "alice")
     stores = [LeagueStore(league.store_path) for _ in range(20)]  # a connection a thread
@@ -283,14 +283,14 @@ def test_uploads_sent_at_once_are_counted_as_they_arrive(store: LeagueStore,
                                   "bob ", "<b>"])
 def test_an_author_name_pages_cannot_show_as_it_is_is_refused(store: LeagueStore,
                                                               name: str) -> None:
-    """Found by attack: empty, blank, a newline, a right-to-left override, 100 kB."""
+    """Empty, blank, a newline, a right-to-left override, 100 kB."""
     with pytest.raises(Conflict, match="an author's name is 1 to 40 letters"):
         store.add_author(name)
 
 
 def test_what_authors_read_of_a_build_names_no_server_path(league: League) -> None:
-    """Found by attack: a refused ``runtimes`` entry put the data folder's path in the
-    check report."""
+    """A refused ``runtimes`` entry would otherwise put the data folder's path in the check
+    report."""
     from arena.server.service import LeagueService
 
     shown = LeagueService(league)._shown(f"refused {league.data}/bots/abc/x: no such "
@@ -301,7 +301,7 @@ def test_what_authors_read_of_a_build_names_no_server_path(league: League) -> No
 
 
 def test_a_disqualified_bot_takes_no_new_version(store: LeagueStore) -> None:
-    """Found by attack: its new versions were validated, then never played."""
+    """Its new versions would be validated, then never played."""
     alice = _author(store, "alice")
     _version(store, alice, "a")
     store.act("a", "disqualify", "it read the other bots' files")
@@ -521,8 +521,8 @@ def test_the_ladder_rates_again_a_backup_restored_and_played_on(league: League,
                                                                  tmp_path: Path) -> None:
     """The same store (its key) restored from a backup taken before its first match and
     played on under the same match ids, other results, while the server runs: neither
-    cache takes it for the store it was (found by review: a set-aside checkpoint came back
-    once the counts matched again)."""
+    cache takes it for the store it was (a set-aside checkpoint must not come back once the
+    counts match again)."""
     store = LeagueStore(league.store_path)
     seats = (_version(store, _author(store, "alice"), "a"),
              _version(store, _author(store, "bob"), "b"))
@@ -660,9 +660,9 @@ def test_a_version_whose_folder_is_gone_leaves_the_ladder(
 
 def test_a_host_short_of_file_descriptors_fails_the_match_not_the_versions(
         store: LeagueStore, league: League, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Found by attack: a flood of half-open connections used up the server's file
-    descriptors, and the next match's EMFILE failed both its versions for good. Now the
-    match fails; the versions play again once the host has descriptors."""
+    """A flood of half-open connections can use up the server's file descriptors; the next
+    match's EMFILE fails the match, not its versions for good: they play again once the
+    host has descriptors."""
     from arena.server import service as service_module
 
     alice, bob = _author(store, "alice"), _author(store, "bob")
@@ -798,7 +798,7 @@ def test_ladder_ids_past_a_million(number: int, expected: str) -> None:
 
 def test_ladder_ids_sort_as_text_in_the_order_given(store: LeagueStore) -> None:
     """Lists, pages (``after``) and the settled mark compare ids as text: past a million
-    matches ``L1000000`` sorted before ``L999999`` (found by review)."""
+    matches ``L1000000`` must not sort before ``L999999``."""
     from arena.server.store import ladder_id
 
     numbers = [1, 2, 99_999, 999_998, 999_999, 1_000_000, 1_000_001, 9_999_999, 10_000_000,
@@ -822,8 +822,8 @@ def test_ladder_ids_sort_as_text_in_the_order_given(store: LeagueStore) -> None:
 
 def test_equal_ratings_share_a_rank_listed_by_submission_not_name(
         store: LeagueStore, league: League) -> None:
-    """Every new bot starts at the same rating: a name sorting first ("0...", "AAA") was
-    shown at rank 1 of them, the others 2, 3... (review, stop 39)."""
+    """Every new bot starts at the same rating: a name sorting first ("0...", "AAA") must
+    not be shown at rank 1 of them, the others 2, 3..."""
     alice, bob = _author(store, "alice"), _author(store, "bob")
     ids = [_version(store, alice, "zeta"), _version(store, bob, "0first"),
            _version(store, bob, "AAA")]
@@ -838,8 +838,8 @@ def test_equal_ratings_share_a_rank_listed_by_submission_not_name(
 
 
 def test_names_that_look_alike_are_one_name_on_the_server(store: LeagueStore) -> None:
-    """aIice-bot (capital I), a1ice-bot, alice_bot were all accepted beside alice-bot, and
-    the author "\u0430lice" (Cyrillic a) beside alice (review, stop 39)."""
+    """aIice-bot (capital I), a1ice-bot, alice_bot are refused beside alice-bot, and the
+    author "\u0430lice" (Cyrillic a) beside alice."""
     alice, bob = _author(store, "alice"), _author(store, "bob")
     store.add_version(alice, "alice-bot", "1.0", "h1", "s", "/bots/a", 5)
     for alike in ("aIice-bot", "a1ice-bot", "alice_bot", "alice.bot", "ALICE-BOT"):

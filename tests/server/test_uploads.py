@@ -219,11 +219,11 @@ def test_unpack_stores_by_content_hash_read_only(tmp_path: Path) -> None:
 
 
 def test_a_stored_folder_holds_only_what_its_digest_covers(tmp_path: Path) -> None:
-    """Found by review: uploads of the same sources share a folder, keyed by the sources'
-    digest, which leaves out ``__pycache__`` and what ``.gitignore`` names; the first
-    upload's extras stayed in it, so an upload refused (another author's bot name) could
-    plant compiled code that the owner's next upload of those sources ran. Now the extras
-    are removed before the folder is stored: the same digest, the same bytes."""
+    """Uploads of the same sources share a folder, keyed by the sources' digest, which
+    leaves out ``__pycache__`` and what ``.gitignore`` names; the first upload's extras
+    left in it would let an upload refused (another author's bot name) plant compiled code
+    that the owner's next upload of those sources runs. The extras are removed before the
+    folder is stored: the same digest, the same bytes."""
     caps = Caps(200_000, 1_000_000, 50)
     gitignore = file_entry(".gitignore", b"notes/\n*.log\n")
     planted = unpack(_bot(gitignore, file_entry("__pycache__/bot.cpython-311.pyc", b"evil"),
@@ -383,8 +383,8 @@ def test_unpacking_in_a_child_stores_what_unpacking_in_place_does(tmp_path: Path
 ])
 def test_the_folders_an_archive_implies_count_against_its_caps(
         tmp_path: Path, caps: Caps, message: str) -> None:
-    """1,990 files listed 99 folders deep, none of the folders listed, made 197,011
-    folders (770 MB) from 29 KB, within max_files (review, stop 38)."""
+    """1,990 files listed 99 folders deep, none of the folders listed, make 197,011
+    folders (770 MB) from 29 KB, within max_files."""
     deep = [file_entry("/".join([f"d{index}", *"abcdefghijklmnop"]) + "/x", b"")
             for index in range(20)]
     with pytest.raises(UploadRefused, match=message) as refused:

@@ -14,7 +14,7 @@ NAME = "@BOT_NAME@"
 VERSION = "0.1"
 CHALLENGE_HAND_SIZE = 6
 """Challenge a Wild Draw Four only from a seat holding this many cards or more: a big hand
-almost surely held the colour in play, so the play was a bluff (RULES.md §13)."""
+almost surely held the colour in play, so the play was a bluff (docs/rules.md §13)."""
 
 
 def decide(turn: Turn) -> int:

@@ -1,6 +1,6 @@
 """A bot that plays the first playable card and names the colour it holds most of.
 
-Under the house rules (RULES.md §21-§32) it stacks or deflects a pending penalty when it
+Under the house rules (docs/rules.md §21-§32) it stacks or deflects a pending penalty when it
 can, jumps in whenever asked, swaps hands with the seat holding the fewest cards, passes
 on exchanges and, when it must give a card, gives its costliest coloured one.
 """

@@ -1,4 +1,4 @@
-"""A bot that tries to make the referee hold what it sends (issue 16, item 3).
+"""A bot that tries to make the referee hold what it sends.
 
 Run as ``python hostile.py`` (the hostile arena's name for it) with ``attack.json`` beside
 it; the attack is ``mode``:

@@ -1,9 +1,9 @@
-"""A bot that tries to work out the deals from the seed it is given (issue 16, item 1).
+"""A bot that tries to work out the deals from the seed it is given.
 
-The attack: match seeds used to be small public integers (a season's base seed plus the
-match's index), and a seat's seed was derived from the match seed. So a bot could search
-the small seed space for the match seed that gives its own seat seed, then deal the match
-itself and know every hand and the order of the deck. This bot tries exactly that at its
+The attack: were match seeds small public integers (a season's base seed plus the match's
+index), with a seat's seed derived from the match seed, a bot could search the small seed
+space for the match seed that gives its own seat seed, then deal the match itself and know
+every hand and the order of the deck. This bot tries exactly that at its
 first decision, reports on stderr whether it could predict its own hand, then plays greedily.
 """
 
@@ -16,8 +16,8 @@ from collections import Counter
 from arena.bots.policies import GreedyPolicy
 from arena.bots.sdk import Turn, run
 from arena.protocol.convert import rules_from_message
+from arena.rules.match import Match
 from arena.rules.seeds import deck_seed, seat_seed
-from arena.rules.state import Match
 
 SEARCH = 20_000
 """Match seeds tried: a season's base seed plus its index, from 0."""

@@ -4,8 +4,8 @@ It says hello and answers every request legally (the first legal action) on its 
 and from its first request on floods its own connection with HTTP/2 frames of one KIND:
 ``window-updates`` (WINDOW_UPDATE of 1 byte on the connection) or ``settings`` (empty
 SETTINGS frames, each of which gRPC must acknowledge). Blocking writes: it spends no CPU
-while the referee is busy parsing (found by attack: gRPC bounds no frame but PINGs, and the
-parsing, on threads the referee shares, made the other seat's answers late).
+while the referee is busy parsing (gRPC bounds no frame but PINGs, and the parsing, on
+threads the referee shares, would make the other seat's answers late).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One script, many misbehaviours: ``python misbehave.py MODE [variants]``.
 
 Every mode plays legally (first legal action) except for its one fault. With ``variants``
-the bot declares every variant (RULES.md §21-§32) in its hello. ``bad-KIND`` answers every
+the bot declares every variant (docs/rules.md §21-§32) in its hello. ``bad-KIND`` answers every
 request of decision kind KIND (``bad-give_card``...) with an index out of range;
 ``unreadable`` sends bytes protobuf cannot parse before its third answer
 (``unreadable-between``: after it); ``padded`` pads every answer with 15,000 bytes of a
@@ -67,8 +67,8 @@ def main() -> None:
     bot = RawBot(token="0" * 32 if MODE == "wrong-token" else None,
                  compression=grpc.Compression.Gzip if MODE == "gzip-padded" else None)
     if MODE == "health-first":  # another call on its channel first (unimplemented here):
-        # its Play stream is then the connection's second (found by attack: the relay wrote
-        # the requests on the first)
+        # its Play stream is then the connection's second, which the relay must write the
+        # requests on
         with contextlib.suppress(grpc.RpcError):
             bot.channel.unary_unary("/grpc.health.v1.Health/Check")(b"", timeout=5)
     if MODE == "slow-hello":  # its stream open, its hello two seconds later
