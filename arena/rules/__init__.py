@@ -1,4 +1,4 @@
-"""The official UNO rules (RULES.md §1-§19) and the house-rule variants (§21-§32): pure, no
+"""The official UNO rules (docs/rules.md §1-§19) and the house-rule variants (§21-§32): pure, no
 I/O, no clock, seeded chance only."""
 
 from arena.rules.actions import (

@@ -9,7 +9,7 @@ An action is a small int so that legal-move lists are cheap and easy to send on 
 * ``GIVE_CARD + face`` gives that card in an exchange (§24).
 
 The last three and the decision kinds from ``CHOOSE_SEAT`` on exist only under the
-variants of RULES.md §21-§32.
+variants of docs/rules.md §21-§32.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Cards, colours, points and the 108-card deck (RULES.md §2-§3).
+"""Cards, colours, points and the 108-card deck (docs/rules.md §2-§3).
 
 A card is a small int, its *face* code: ``colour * 13 + rank`` for the 100 coloured cards
 (rank 0-9 numbers, 10 Skip, 11 Reverse, 12 Draw Two), then ``WILD`` (52),

@@ -139,7 +139,7 @@ class ChallengeVerdict(NamedTuple):
     hand: tuple[int, ...]
 
 
-# -- the variants' events (RULES.md §21-§32); never produced in official play ----------
+# -- the variants' events (docs/rules.md §21-§32); never produced in official play ----------
 
 
 class PenaltyPending(NamedTuple):

@@ -1,4 +1,4 @@
-"""A match to the target score (RULES.md §4, §5, §16-§18), shaped like an OpenSpiel game.
+"""A match to the target score (docs/rules.md §4, §5, §16-§18), shaped like an OpenSpiel game.
 
 Drive a :class:`Match` with ``current_seat`` / ``decision`` / ``legal_actions()`` /
 ``apply(action)`` until ``is_over``; read ``events`` for everything that happened and

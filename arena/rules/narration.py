@@ -60,7 +60,7 @@ VARIANT_SUMMARIES = {
     "lazy_scoring": "no points: rounds won and lost",
     "mistake_penalty": "an illegal action costs 2 cards instead of a strike",
 }
-"""One line per variant (RULES.md §21-§32), for reports."""
+"""One line per variant (docs/rules.md §21-§32), for reports."""
 
 
 def _options(rules: RuleOptions | Mapping[str, Any]) -> RuleOptions:

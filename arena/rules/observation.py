@@ -1,4 +1,4 @@
-"""What one seat may know at a decision: exactly RULES.md §19, nothing about the shuffle.
+"""What one seat may know at a decision: exactly docs/rules.md §19, nothing about the shuffle.
 
 The last four fields are the variants' (§21-§32): which are on, and the public facts they
 add; in official play they keep their defaults.

@@ -1,6 +1,6 @@
 """Rule options: one frozen value holding every choice, official rules by default.
 
-The house rules of RULES.md §21-§32 are variants: one boolean field each, named as the
+The house rules of docs/rules.md §21-§32 are variants: one boolean field each, named as the
 rulebook names them, off by default, combinable unless the rulebook (or plain sense) says
 otherwise; ``__post_init__`` rejects the impossible combinations with a clear error.
 """
@@ -34,7 +34,7 @@ WIRE_MOST: Final = 2 ** 32 - 1
 
 @dataclass(frozen=True)
 class RuleOptions:
-    """The rule set of a match. The defaults are the official Mattel rules (RULES.md)."""
+    """The rule set of a match. The defaults are the official Mattel rules (docs/rules.md)."""
 
     target_score: int = 500
     """§16: the match ends after the round in which a seat reaches this score."""

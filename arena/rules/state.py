@@ -1,4 +1,4 @@
-"""The official round (RULES.md §6-§15, §18-§19), shaped like an OpenSpiel game.
+"""The official round (docs/rules.md §6-§15, §18-§19), shaped like an OpenSpiel game.
 
 A :class:`Round` is one deal, driven by ``legal_actions()`` / ``apply(action)`` until
 ``over``; :class:`arena.rules.match.Match` plays rounds to the target score. Chance comes

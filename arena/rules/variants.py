@@ -1,4 +1,4 @@
-"""The round under house rules (RULES.md §21-§32): the official round with variants on.
+"""The round under house rules (docs/rules.md §21-§32): the official round with variants on.
 
 :class:`~arena.rules.match.Match` deals a :class:`VariantRound` only when some variant is in
 force, so official play keeps the plain :class:`~arena.rules.state.Round` and its speed;

@@ -1,4 +1,4 @@
-"""The official rules stay exactly as they were (RULES.md, "Variants": "Official play (§1-§19)
+"""The official rules stay exactly as they were (docs/rules.md, "Variants": "Official play (§1-§19)
 is untouched when all are off").
 
 These digests come from an engine with no variant in it, so they are independent of the

@@ -1,4 +1,4 @@
-"""The variants as rule options ("Variants" preamble of RULES.md): one field each, off by
+"""The variants as rule options ("Variants" preamble of docs/rules.md): one field each, off by
 default, combinable unless the rulebook says otherwise, named in logs and season files."""
 
 from __future__ import annotations
