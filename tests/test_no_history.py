@@ -4,6 +4,7 @@ body and CHANGELOG.md. This test rejects the words that tell such a story."""
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,13 +22,13 @@ HISTORY = re.compile(
 
 
 def _texts() -> list[Path]:
-    files = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
-    for top in WHERE:
-        files += [path for path in (ROOT / top).rglob("*")
-                  if path.suffix in SUFFIXES and path.is_file()
-                  and "__pycache__" not in path.parts and "node_modules" not in path.parts
-                  and "uno_arena" not in path.parts[-3:-1]]
-    return [path for path in files if path != Path(__file__).resolve()]
+    """The project's own files (what git tracks: no dependency or build output)."""
+    listed = subprocess.run(["git", "ls-files", "README.md", "CONTRIBUTING.md", *WHERE],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    files = [ROOT / name for name in listed.splitlines()]
+    return [path for path in files
+            if path.suffix in SUFFIXES and path.is_file() and not path.is_symlink()
+            and "uno_arena" not in path.parts[-3:-1] and path != Path(__file__).resolve()]
 
 
 def test_no_history_in_code_docs_or_the_readme() -> None:
