@@ -1,6 +1,7 @@
-"""Standings a league can trust (issue 18): over simulated seasons of known strengths,
-how often the true order is recovered by the old method and by the new, side by side,
-with the new rank intervals' coverage. In process, no bots.
+"""Standings a league can trust: over simulated seasons of known strengths, how often the
+true order is recovered by the live TrueSkill and by the official standings, side by side,
+then the official rank intervals against equal-tailed ones, then the seating balance of
+duplicate deals. In process, no bots.
 
     python -m benchmarks.standings [--seasons 50] [--scale]
 
@@ -22,7 +23,19 @@ Figures: "order" is the share of seasons whose standings put every bot in its tr
 true order; "first>last" (equal bots only) how often the first-listed bot finishes above
 the last-listed (fair: 50%); "coverage" the share of bots whose true rank (its range, for
 equal bots) meets its 95% rank interval; "shared" the share of bots shown in a shared
-rank. ``--scale`` also times the standings at 10,000 results (20 bots) and 50,000 results
+rank. Tied bots are listed by name; each season names its bots at random, as a season
+file's listing order has nothing to do with its names.
+
+Intervals: the official ones (the shortest run of ranks holding 95% of the resamples,
+groups of connected overlaps) beside equal tails (the 2.5th percentile of the best rank to
+the 97.5th of the worst, groups in which every two intervals overlap), from the same
+resamples of the same seasons: coverage, mean width, the share of seasons whose neighbours
+are all separated, and the matches a pair needed until that share reached 90%. Seating:
+most / least often any bot sat directly after any other, with duplicate deals, for a
+cyclic order per group built greedily from its first member (the same for every deal)
+and for the schedule's.
+
+``--scale`` also times the standings at 10,000 results (20 bots) and 50,000 results
 (200 bots).
 """
 
@@ -35,6 +48,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from arena.league.schedule import ScheduledMatch, schedule
 from arena.rating import Outcome, official_standings, rate_season
@@ -178,7 +192,9 @@ def run(scenario: Scenario, seasons: int, resamples: int) -> tuple[Tally, Tally,
         rng = random.Random(f"new {season}")
         outcomes = play(new_matches, skills, rng, duplicate)
         started = time.perf_counter()
-        official = official_standings(outcomes, range(count), resamples)
+        names = {e: f"{random.Random(f'name {season} {e}').getrandbits(32):08x}"
+                 for e in range(count)}
+        official = official_standings(outcomes, range(count), resamples, names=names)
         seconds += time.perf_counter() - started
         order = [r.entrant_id for r in official.rows]
         _tally(new, order, skills)
@@ -232,7 +248,7 @@ def _resample_sums(outcomes: list[Outcome], count: int, resamples: int = 200) ->
     import numpy as np
     from scipy import sparse
 
-    from arena.rating.official import comparison_units
+    from arena.rating.bradley_terry import comparison_units
 
     units, per_unit = comparison_units(outcomes, range(count))
     matrix = sparse.csr_matrix((per_unit.counts, (per_unit.rows, per_unit.cells)),
@@ -249,6 +265,158 @@ def _resample_sums(outcomes: list[Outcome], count: int, resamples: int = 200) ->
     assert all(np.array_equal(a, b) for a, b in zip(ours, theirs, strict=True))
     print(f"    {resamples} resamples' win matrices: np.bincount {summed:.3f} s, "
           f"scipy.sparse product {product:.3f} s (ratio {summed / product:.2f}; equal)")
+
+
+def bootstrap_ranks(outcomes: list[Outcome], count: int, resamples: int = 200
+                    ) -> tuple[list[int], Any, Any]:
+    """The official standings' resamples (the same fit, indexing and draws): the rated
+    entrants best first, and each one's best and worst rank in each resample."""
+    import numpy as np
+
+    from arena.rating.bradley_terry import (
+        ResampleFit,
+        comparison_units,
+        fit_strengths,
+        rank_order,
+        rank_spans,
+    )
+    from arena.rating.official import SEED
+
+    rated = list(range(count))
+    _, per_unit = comparison_units(outcomes, rated)
+    strengths = fit_strengths(per_unit.wins())
+    fitted = rank_order(strengths).tolist()
+    rated, strengths = [rated[i] for i in fitted], strengths[fitted]
+    units, per_unit = comparison_units(outcomes, rated)
+    fit = ResampleFit(per_unit.wins(), strengths)
+    rng = np.random.default_rng(SEED)
+    best = np.empty((resamples, count), dtype=np.int64)
+    worst = np.empty((resamples, count), dtype=np.int64)
+    for b in range(resamples):
+        weights = np.bincount(rng.integers(0, len(units), len(units)), minlength=len(units))
+        sample, _ = fit(per_unit.wins(weights))
+        best[b], worst[b] = rank_spans(sample)
+    return rated, best, worst
+
+
+def equal_tails(best: Any, worst: Any) -> list[tuple[int, int]]:
+    import numpy as np
+
+    low = np.percentile(best, 2.5, axis=0, method="lower")
+    high = np.percentile(worst, 97.5, axis=0, method="higher")
+    return [(int(a), int(b)) for a, b in zip(low, high, strict=True)]
+
+
+def all_overlap_groups(intervals: Sequence[tuple[int, int]]) -> list[list[int]]:
+    """Runs of rows in which every two intervals overlap (the rule beside the official)."""
+    groups: list[list[int]] = []
+    common = (0, 0)
+    for index, (low, high) in enumerate(intervals):
+        if groups and low <= common[1] and high >= common[0]:
+            groups[-1].append(index)
+            common = (max(common[0], low), min(common[1], high))
+        else:
+            groups.append([index])
+            common = (low, high)
+    return groups
+
+
+@dataclass
+class IntervalTally:
+    covered: int = 0
+    bots: int = 0
+    width: int = 0
+    separated: int = 0
+    seasons: int = 0
+
+
+def interval_season(skills: Sequence[float], per_pair: int, seed: str,
+                    tallies: dict[str, IntervalTally]) -> None:
+    from arena.rating.official import rank_intervals, sharing_groups
+
+    count = len(skills)
+    outcomes = play(schedule(count, 2, per_pair, True), skills, random.Random(seed), True)
+    rated, best, worst = bootstrap_ranks(outcomes, count)
+    truth = true_ranks(skills)
+    methods = {"official": (rank_intervals(best, worst, range(1, count + 1)), sharing_groups),
+               "equal tails": (equal_tails(best, worst), all_overlap_groups)}
+    for name, (intervals, grouping) in methods.items():
+        tally = tallies[name]
+        for entrant, (low, high) in zip(rated, intervals, strict=True):
+            true_low, true_high = truth[entrant]
+            tally.covered += low <= true_high and true_low <= high
+            tally.width += high - low + 1
+        tally.bots += count
+        tally.separated += all(len(group) == 1 for group in grouping(intervals))
+        tally.seasons += 1
+
+
+def intervals(seasons: int) -> None:
+    print("\nrank intervals, official beside equal tails, from the same resamples "
+          "(2 seats, duplicate deals):")
+    header = f"  {'':<14}{'coverage':>10}{'width':>7}{'all apart':>11}"
+    for label, draw, sizes in (
+            ("6 bots of random strengths (sd 0.5)", None, (10, 40)),
+            ("4 bots, neighbours 60/40", spaced(4, 0.6), (10, 20, 40, 60, 80, 100, 120, 160))):
+        needed: dict[str, int | None] = {"official": None, "equal tails": None}
+        for per_pair in sizes:
+            tallies = {name: IntervalTally() for name in needed}
+            for season in range(seasons):
+                rng = random.Random(f"strengths {season}")
+                skills = list(draw) if draw else [rng.gauss(0, 0.5) for _ in range(6)]
+                interval_season(skills, per_pair, f"{label} {per_pair} {season}", tallies)
+            print(f"\n{label}, {per_pair} matches a pair\n{header}")
+            for name, tally in tallies.items():
+                apart = tally.separated / tally.seasons
+                if apart >= 0.9 and needed[name] is None:
+                    needed[name] = per_pair
+                print(f"  {name:<14}{tally.covered / tally.bots:>10.1%}"
+                      f"{tally.width / tally.bots:>7.2f}{apart:>11.0%}")
+            if all(needed.values()):
+                break
+        if draw:  # random strengths can be arbitrarily close: no size separates them all
+            print("  matches a pair until all neighbours are apart in 90% of seasons: "
+                  + ", ".join(f"{name} {n if n else '> ' + str(per_pair)}"
+                              for name, n in needed.items()))
+
+
+def greedy_cyclic_schedule(entrants: int, size: int, per_group: int) -> list[tuple[int, ...]]:
+    """Seatings with one cyclic order a group, built greedily from its first member."""
+    import numpy as np
+
+    successors = np.zeros((entrants, entrants), dtype=np.int64)
+    seats = []
+    for group in itertools.combinations(range(entrants), size):
+        order = [group[0]]
+        left = list(group[1:])
+        while left:
+            nxt = min(left, key=lambda e: (int(successors[order[-1], e]), e))
+            order.append(nxt)
+            left.remove(nxt)
+        for a, b in zip(order, order[1:] + order[:1], strict=True):
+            successors[a, b] += per_group
+        seats += [tuple(order[r:] + order[:r]) for r in range(size)] * (per_group // size)
+    return seats
+
+
+def successor_ratio(seatings: Sequence[tuple[int, ...]], entrants: int) -> tuple[int, int]:
+    counts = {(a, b): 0 for a in range(entrants) for b in range(entrants) if a != b}
+    for seats in seatings:
+        for i, entrant in enumerate(seats):
+            counts[entrant, seats[(i + 1) % len(seats)]] += 1
+    return min(counts.values()), max(counts.values())
+
+
+def seating() -> None:
+    print("\nwho sits directly after whom with duplicate deals (least-most, ratio):")
+    for entrants, size, per_group in ((6, 4, 8), (8, 4, 8), (8, 6, 6), (9, 7, 7)):
+        cells = []
+        for name, seatings in (
+                ("one greedy order a group", greedy_cyclic_schedule(entrants, size, per_group)),
+                ("schedule", [m.seats for m in schedule(entrants, size, per_group, True)])):
+            low, high = successor_ratio(seatings, entrants)
+            cells.append(f"{name} {low}-{high} ({high / max(low, 1):.2f})")
+        print(f"  {entrants} bots, {size} seats, {per_group} a group: " + ";  ".join(cells))
 
 
 def main() -> None:
@@ -274,6 +442,8 @@ def main() -> None:
                 line += (f"{tally.covered / tally.bots:>10.0%}{tally.shared / tally.bots:>8.0%}"
                          f"{tally.width / tally.bots:>7.1f}")
             print(line)
+    intervals(args.seasons)
+    seating()
     if args.scale:
         scale()
 

@@ -346,8 +346,8 @@ def prepare_entrants(season: Season, needed: set[int] | Sequence[int]
 
 def season_ratings(store: SeasonStore) -> SeasonRatings:
     """The live TrueSkill and the official standings of the results recorded so far."""
-    ids = [int(str(e["id"])) for e in store.entrants()]
-    return rate(season_outcomes(store), ids)
+    names = {int(str(e["id"])): str(e["name"]) for e in store.entrants()}
+    return rate(season_outcomes(store), list(names), names=names)
 
 
 def leaderboard(store: SeasonStore) -> Leaderboard:

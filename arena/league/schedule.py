@@ -29,7 +29,10 @@ matches. Three things are balanced:
 
 With duplicate deals each deal is played once per rotation of one cyclic order (at two
 seats: once per seat order), so every bot meets the same cards from every position;
-``matches_per_group`` then counts matches and must be a multiple of the table size.
+``matches_per_group`` then counts matches and must be a multiple of the table size. Each
+deal is then a block, and the blocks' cyclic orders are what balances who sits after whom:
+each takes the order least used so far, and a local search over whole blocks swaps in
+other orders of the same group while that evens the season's successor counts.
 
 The schedule holds no randomness: each match names the label its deals are derived under
 from the season's secret key (``arena.rules.seeds.MatchSeed.keyed``); the matches of one
@@ -306,6 +309,37 @@ def _greedy_order(group: tuple[int, ...], balance: _Balance) -> tuple[int, ...]:
 
 _NEXT_SEAT = {size: [(i + 1) % size for i in range(size)] for size in range(2, 11)}
 
+EXHAUSTIVE_CYCLIC_ORDERS = 120
+"""Groups with at most this many cyclic orders ((k - 1)!, up to 6 seats) weigh every one
+when a block must be the rotations of one order (duplicate deals)."""
+
+
+def cyclic_orders(members: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """Every cyclic order of the members, each once (starting with the first member)."""
+    first, rest = members[0], members[1:]
+    return [(first, *others) for others in itertools.permutations(rest)]
+
+
+def _least_used_order(plan: _GroupPlan, members: tuple[int, ...],
+                      balance: _Balance) -> tuple[int, ...]:
+    """The cyclic order for a block of rotations: of every cyclic order (up to
+    ``EXHAUSTIVE_CYCLIC_ORDERS``), the one whose successor pairs this group, then the
+    season, has used least; beyond that, one built greedily seat by seat."""
+    if math.factorial(len(members) - 1) > EXHAUSTIVE_CYCLIC_ORDERS:
+        order = _greedy_order(members, balance)
+    else:
+        index = {e: i for i, e in enumerate(members)}
+
+        def used(order: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
+            pairs = _successor_pairs(order)
+            return (sum(int(plan.successors[index[a], index[b]]) for a, b in pairs),
+                    sum(int(balance.successors[a, b]) for a, b in pairs), order)
+
+        order = min(cyclic_orders(members), key=used)
+    for a, b in _successor_pairs(order):
+        plan.successors[members.index(a), members.index(b)] += 1
+    return order
+
 
 def _balanced_positions(members: tuple[int, ...], balance: _Balance) -> tuple[int, ...]:
     """The seating that sends each member where it has sat least (a minimum-cost
@@ -341,7 +375,7 @@ def _next_seats(plan: _GroupPlan, balance: _Balance, complete_block: bool,
         if not complete_block:
             seats = _balanced_positions(members, balance)
         else:
-            base = plan.block[0] if plan.block else _greedy_order(members, balance)
+            base = plan.block[0] if plan.block else _least_used_order(plan, members, balance)
             left = [r for r in _rotations(base) if r not in plan.block]
             seats = min(left, key=lambda r: sum(int(balance.positions[e, p])
                                                 for p, e in enumerate(r)))
@@ -374,16 +408,18 @@ LOCAL_SEARCH_MOVES = 20_000
 
 
 def _improve_blocks(matches: list[ScheduledMatch], table_size: int,
-                    mirror_only: bool) -> list[ScheduledMatch]:
+                    rotations_only: bool) -> list[ScheduledMatch]:
     """Local search over whole blocks: permuting the positions of every seating of a block
     alike keeps it a Latin square (so positions stay exact) and changes who sits after
     whom; a permutation is kept when it lowers the sum of squared successor counts.
     Deterministic; stops at a local optimum (or after ``LOCAL_SEARCH_PASSES``).
-    ``mirror_only``: blocks must stay the rotations of one cyclic order (duplicate deals),
-    which only the mirror image keeps."""
+    ``rotations_only``: blocks must stay the rotations of one cyclic order (duplicate
+    deals), so a move gives the block the rotations of another cyclic order of its group:
+    any of them, or past ``LOCAL_SEARCH_MOVES`` those two swaps away (``_block_moves``)."""
     blocks: dict[tuple[int, int], list[int]] = {}
-    for index, match in enumerate(matches):
-        blocks.setdefault((match.group, match.deal // table_size), []).append(index)
+    for index, match in enumerate(matches):  # a duplicate deal is a block on its own
+        block = match.deal if rotations_only else match.deal // table_size
+        blocks.setdefault((match.group, block), []).append(index)
     whole = [indices for indices in blocks.values() if len(indices) == table_size]
     counts: dict[tuple[int, int], int] = {}
     for match in matches:
@@ -391,8 +427,9 @@ def _improve_blocks(matches: list[ScheduledMatch], table_size: int,
             counts[pair] = counts.get(pair, 0) + 1
     if not whole:
         return matches
-    affordable = len(whole) * math.factorial(table_size) <= LOCAL_SEARCH_MOVES
-    moves = (list(itertools.permutations(range(table_size))) if affordable and not mirror_only
+    orders = math.factorial(table_size - (1 if rotations_only else 0))
+    affordable = len(whole) * orders <= LOCAL_SEARCH_MOVES
+    moves = (list(itertools.permutations(range(table_size))) if affordable
              else [tuple([0, *range(table_size - 1, 0, -1)])])  # the mirror image only
     seats = [match.seats for match in matches]
     for _ in range(LOCAL_SEARCH_PASSES):
@@ -401,15 +438,13 @@ def _improve_blocks(matches: list[ScheduledMatch], table_size: int,
             old_pairs = [pair for i in indices for pair in _successor_pairs(seats[i])]
             for pair in old_pairs:
                 counts[pair] -= 1
-            base = sum(2 * counts[pair] + 1 for pair in old_pairs)
-            best, best_cost = None, base
-            for move in moves:
-                moved = [tuple(seats[i][move[p]] for p in range(table_size)) for i in indices]
+            best, best_cost = None, _added_cost(counts, old_pairs)
+            for moved in _block_moves(seats, indices, moves, rotations_only, affordable):
                 pairs = [pair for row in moved for pair in _successor_pairs(row)]
                 cost = _added_cost(counts, pairs)
                 if cost < best_cost:
                     best, best_cost = moved, cost
-            if best is not None and best_cost < _added_cost(counts, old_pairs):
+            if best is not None:
                 for i, row in zip(indices, best, strict=True):
                     seats[i] = row
                 improved = True
@@ -420,6 +455,31 @@ def _improve_blocks(matches: list[ScheduledMatch], table_size: int,
             break
     return [dataclasses.replace(match, seats=row) if row != match.seats else match
             for match, row in zip(matches, seats, strict=True)]
+
+
+def _block_moves(seats: list[tuple[int, ...]], indices: list[int],
+                 moves: list[tuple[int, ...]], rotations_only: bool, every_order: bool
+                 ) -> Iterator[list[tuple[int, ...]]]:
+    """The seatings a block of matches could take instead. A block of rotations
+    (``rotations_only``) becomes the rotations of another cyclic order of its group: any
+    (``every_order``), else one with two members swapped or mirrored. Otherwise each
+    position permutation in ``moves`` is applied to every seating alike."""
+    size = len(seats[indices[0]])
+    if rotations_only:
+        base = seats[indices[0]]
+        if every_order:
+            others = cyclic_orders(base)
+        else:
+            others = [base[:1] + base[:0:-1]]  # the mirror image
+            for i, j in itertools.combinations(range(size), 2):
+                swapped = list(base)
+                swapped[i], swapped[j] = swapped[j], swapped[i]
+                others.append(tuple(swapped))
+        for order in others:
+            yield _rotations(order)[:len(indices)]
+        return
+    for move in moves:
+        yield [tuple(seats[i][move[p]] for p in range(size)) for i in indices]
 
 
 def _added_cost(counts: dict[tuple[int, int], int], pairs: list[tuple[int, int]]) -> int:
@@ -478,4 +538,4 @@ def _table_schedule(entrants: int, table_size: int, matches_per_group: int,
                     deal, chance = cycle, identifier
                 matches.append(ScheduledMatch(identifier, seats, chance, group_index, deal,
                                               round_number))
-    return _improve_blocks(matches, table_size, mirror_only=duplicate_deals)
+    return _improve_blocks(matches, table_size, rotations_only=duplicate_deals)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from arena.rating.official import OfficialStandings, official_standings
@@ -28,9 +28,12 @@ class SeasonRatings:
 
 
 def rate(outcomes: Sequence[Outcome], entrant_ids: Sequence[int],
-         resamples: int | None = None) -> SeasonRatings:
+         resamples: int | None = None, names: Mapping[int, str] | None = None
+         ) -> SeasonRatings:
+    """The live TrueSkill and the official standings; ``names`` order the entrants the
+    official fit ties exactly (``official_standings``)."""
     draw = calibrated_draw_probability(outcomes)
     live = rate_season(outcomes, entrant_ids, draw)
-    official = (official_standings(outcomes, entrant_ids) if resamples is None
-                else official_standings(outcomes, entrant_ids, resamples))
+    official = (official_standings(outcomes, entrant_ids, names=names) if resamples is None
+                else official_standings(outcomes, entrant_ids, resamples, names=names))
     return SeasonRatings(live, official)

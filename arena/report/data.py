@@ -197,15 +197,15 @@ def load_season_data(store_path: Path) -> SeasonData:
     return data
 
 
-OnOutcomes = Callable[[list[Outcome], list[int]], None]
-"""Called with a season's outcomes and entrant ids as soon as they are read."""
+OnOutcomes = Callable[[list[Outcome], dict[int, str]], None]
+"""Called with a season's outcomes and entrants (id: name) as soon as they are read."""
 
 
 def read_season_data(store_path: Path, on_outcomes: OnOutcomes | None = None
                      ) -> SeasonData:
     """``load_season_data`` but the ratings (the slowest part, ``rate_outcomes``, which
     the report computes in a helper process meanwhile, then ``attach_ratings``).
-    ``on_outcomes(outcomes, entrant_ids)`` is called as soon as the store is read, before
+    ``on_outcomes(outcomes, names)`` is called as soon as the store is read, before
     the rest is made from it: what the ratings need is known then (the report hands it to
     a helper at once)."""
     with _kept_for_good():
@@ -214,13 +214,13 @@ def read_season_data(store_path: Path, on_outcomes: OnOutcomes | None = None
 
 def rate_season_data(data: SeasonData) -> SeasonRatings:
     """The season's ratings (a pure function of ``data.outcomes`` and its entrants)."""
-    return rate_outcomes(data.outcomes, list(data.bots))
+    return rate_outcomes(data.outcomes, {bot.id: bot.name for bot in data.bots.values()})
 
 
-def rate_outcomes(outcomes: list[Outcome], entrant_ids: list[int]) -> SeasonRatings:
-    """The ratings of these outcomes among these entrants."""
+def rate_outcomes(outcomes: list[Outcome], names: dict[int, str]) -> SeasonRatings:
+    """The ratings of these outcomes among these entrants (id: name)."""
     with _kept_for_good():
-        return rate(outcomes, entrant_ids)
+        return rate(outcomes, list(names), names=names)
 
 
 def attach_ratings(data: SeasonData, ratings: SeasonRatings) -> None:
@@ -289,7 +289,7 @@ def _season_data(store_path: Path, on_outcomes: OnOutcomes | None) -> SeasonData
     # Rated from the rows just read (what ``season_ratings`` reads again from the store).
     outcomes = outcomes_of(results, {row.match_id: row.chance for row in rows})
     if on_outcomes is not None:
-        on_outcomes(outcomes, list(bots))
+        on_outcomes(outcomes, {bot.id: bot.name for bot in bots.values()})
     for result in results:
         bot = bots[result.entrant_id]
         bot.results.append(result)

@@ -85,12 +85,12 @@ def render_site(store_path: Path, out: Path) -> RenderSummary:
             inspect_site, out, templates_version(), store_path)]))[0]
         rating: list[Future[SeasonRatings]] = []
 
-        def rate_meanwhile(outcomes: list[Outcome], entrant_ids: list[int]) -> None:
+        def rate_meanwhile(outcomes: list[Outcome], names: dict[int, str]) -> None:
             # The ratings (about 1.5 s at 50,000 results) are computed by a helper from the
             # moment the store is read, while this process makes the rest of the data and
             # the pages that do not show them.
             rating.extend(helpers.enter_context(workers.meanwhile(
-                [functools.partial(rate_outcomes, outcomes, entrant_ids)])))
+                [functools.partial(rate_outcomes, outcomes, names)])))
 
         data = read_season_data(store_path, rate_meanwhile)
         return _render_site(data, out, rating[0], inspecting)

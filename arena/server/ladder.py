@@ -280,5 +280,11 @@ def final_standings(store: LeagueStore) -> OfficialStandings | None:
     entrants = sorted({v for m in matches for v in m.seats})
     key = ("final", str(store.path), _identity(store), store.recorded("final"),
            tuple(entrants))
-    return _cached(key, lambda: official_standings(outcomes(store.results("final"), deals),
-                                                   entrants))
+
+    def fitted() -> OfficialStandings:
+        # Exact ties are listed by bot name, then version number.
+        names = {v.id: f"{v.bot}/{v.number:09d}" for v in store.versions()}
+        return official_standings(outcomes(store.results("final"), deals), entrants,
+                                  names=names)
+
+    return _cached(key, fitted)
