@@ -20,7 +20,8 @@ In one run, measured side by side:
    request rather than once the bots have played;
 6. the referee process's CPU per decision (every thread) against a raw HTTP/2 bot that
    plays plainly and against one that drips every other answer a byte a write (target:
-   at most twice the plain figure).
+   at most twice the plain figure), and the honest opponent's median decision after a
+   dripped turn over its median after a plain one, in the same matches (target <= 1.1).
 
 Run: ``python -m benchmarks.referee [--matches N]``.
 """
@@ -214,22 +215,34 @@ def referee_match(seed: int, logs: Path
             requests, cpu.seconds / outcome.decisions)
 
 
-def attacked_cpu(seed: int, logs: Path, mode: str) -> float:
+def attacked_cpu(seed: int, logs: Path, mode: str) -> tuple[float, float, float]:
     """The referee process's CPU seconds per decision (every thread: gRPC's too) in a
-    match between the greedy sample bot and ``tests/referee/bots/h2client.py MODE``: a bot
+    match between ``tests/referee/bots/h2client.py MODE`` and the greedy sample bot: a bot
     that plays plainly (``legal``), or one that drips every other answer a byte a write
-    (``drip``)."""
+    (``drip``); and the greedy bot's median decision after the other's odd-numbered
+    (dripped) turns and after its even ones, side by side in the same match."""
     client = BotManifest(folder=ROOT / "tests" / "referee" / "bots", name=mode, version="0",
                          language="python", run=(sys.executable, "h2client.py", mode))
     seats = [PlainLauncher(client, logs, f"{mode}-{seed}"),
              PlainLauncher(load_manifest(ROOT / "sample_bots" / "python" / "greedy"), logs,
                            f"greedy-{seed}")]
-    spec = MatchSpec(f"attack-{seed}", seed, 2, limits=Limits(5.0, 60.0))
+    log = logs / f"attack-{mode}-{seed}.jsonl.gz"
+    spec = MatchSpec(f"attack-{seed}", seed, 2, limits=Limits(5.0, 60.0), log_path=log)
     cpu = time.process_time()
     outcome = eventloop.run(run_match(spec, list(seats)))
+    cpu = (time.process_time() - cpu) / outcome.decisions
     if [f.kind.name for f in outcome.seats[0].faults]:
         raise SystemExit(f"the {mode} bot was faulted: {outcome.seats[0].faults}")
-    return (time.process_time() - cpu) / outcome.decisions
+    after: dict[bool, list[float]] = {True: [], False: []}
+    attacked = None  # whether the client's last answered turn was an odd (dripped) one
+    for record in read_log(log):
+        if record["type"] != "timing":
+            continue
+        if record["seat"] == 0:
+            attacked = record["request"] % 2 == 1
+        elif attacked is not None:
+            after[attacked].append(record["latency_ms"] / 1000)
+    return cpu, statistics.median(after[True]), statistics.median(after[False])
 
 
 def unlogged_match(seed: int, logs: Path) -> float:
@@ -443,9 +456,9 @@ def measure(matches: int, logs: Path) -> None:
             "wire": wire_side(seed, decisions), "referee_cpu": referee_cpu,
             "working_cpu": working_cpu, "unlogged": unlogged_match(seed, logs),
             "streamed": streamed_match(seed, logs),
-            "plain_cpu": attacked_cpu(seed, logs, "legal"),
-            "drip_cpu": attacked_cpu(seed, logs, "drip"),
         }
+        row["plain_cpu"] = attacked_cpu(seed, logs, "legal")[0]
+        row["drip_cpu"], row["after_drip"], row["after_plain"] = attacked_cpu(seed, logs, "drip")
         rows.append(row)
         print(f"match {index + 1}: {decisions} decisions, referee {per_decision * 1e6:.0f} us"
               f"/decision, two clients doing the bots' work {working * 1e6:.0f} us, ratio "
@@ -504,6 +517,11 @@ def report(rows: list[dict[str, float]]) -> None:
           f"raw HTTP/2 bot {median('plain_cpu') * us:.0f} us, against one that drips every "
           f"other answer a byte a write {median('drip_cpu') * us:.0f} us: {drip:.2f}x   "
           f"target <= 2: {'met' if drip <= 2 else 'NOT met'}")
+    slower = ratio("after_drip", "after_plain")
+    print(f"  the greedy bot's median decision in those matches after a dripped turn "
+          f"{median('after_drip') * us:.0f} us, after a plain one "
+          f"{median('after_plain') * us:.0f} us: {slower:.2f}x   target <= 1.1: "
+          f"{'met' if slower <= 1.1 else 'NOT met'}")
 
 
 if __name__ == "__main__":

@@ -46,14 +46,14 @@ def test_a_flood_of_messages_is_cut_off(arena: HostileArena) -> None:
     hostile = arena.outcome.seats[0]
     assert hostile.disqualified
     assert hostile.faults[-1].kind in (FaultKind.FLOODED, FaultKind.STRIKE_LIMIT)
-    # The flooding bot may be killed at the match's end before it says how its stream ended.
-    # Cut off by its inbox (its stream ended, saying why) or, had it got further ahead, by
-    # its seat's byte budget (its connection closed: arena.referee.relay).
+    # How its stream ended depends on timing: cut off by its inbox (the stream ended,
+    # saying why), or its connection closed, by its seat's byte budget
+    # (arena.referee.relay) or by the match's teardown; or it was killed at the match's
+    # end before it could say.
     ended = arena.reports().get("end", {"result": "match end"})["result"]
-    relay_cut = "budget" in hostile.faults[-1].reason
     assert ended == "match end" or (
         ended.startswith("RESOURCE_EXHAUSTED") and f"{INBOX_MESSAGES} messages" in ended) or (
-        relay_cut and ended.startswith("UNAVAILABLE")), ended
+        ended.startswith("UNAVAILABLE")), ended
     assert memory.growth < GROWTH, f"the referee grew by {memory.growth / MIB:.0f} MiB"
 
 

@@ -30,16 +30,19 @@ SHORT = RuleOptions(target_score=300)
 CLOCK = Limits(decision_deadline=2.0, time_bank=10.0, hello_timeout=5.0)
 ROUNDS = 2
 """Matches of each kind, alternating, so that the machine's drift falls on both alike."""
-SLOWER_MOST = 1.10
+SLOWER_MOST = 3.0
 """The honest seat's median decision after an attacked turn, over its median after a
 plain one, at most."""
-JITTER = 0.0001
+JITTER = 0.001
 """Seconds a median latency may move by the scheduler alone, added to the bound."""
 CPU_MOST = 4.0
-"""The referee's CPU per decision against the attacker, over the plain run's, at most: a
-guard against amplification that holds on a loaded machine (a drip measured 2.34x during
-a full parallel suite, 1.6x alone). The 2x target is ``benchmarks.referee``'s, measured on
-a quiet machine."""
+"""The referee's CPU per decision against the attacker, over the plain run's, at most.
+
+These two bounds are guards that hold on a loaded machine (a drip measured 2.34x and 2.57x
+the CPU, and 1.62x the honest seat's median, while a full parallel suite ran; 1.6-1.9x and
+under 1.1x alone): an attack that stalled the match or multiplied the referee's work
+would pass them by far. The targets (2x, 1.1x) are ``benchmarks.referee``'s, measured on a
+quiet machine."""
 
 
 def h2client(mode: str) -> BotManifest:
