@@ -121,23 +121,69 @@ def _error(response: Any) -> str:
         return shown(f"{response.reason_phrase}; {gist}" if gist else response.reason_phrase)
 
 
+WAIT_RETRY_SECONDS = 600.0
+"""How long ``--wait`` keeps asking a server that does not answer (one restarting, say)."""
+UNAVAILABLE = (502, 503, 504)
+"""What a proxy answers while the server behind it restarts."""
+
+
+def describe(version: dict[str, Any]) -> str:
+    """A version's status, with where it stands in validation."""
+    queue = version.get("queue")
+    if not isinstance(queue, dict):
+        return str(version["status"])
+    estimate = queue.get("estimate_seconds")
+    about = f", done in about {round(estimate)} s" if isinstance(estimate, int | float) else ""
+    if queue.get("position"):
+        return f"{version['status']}: number {queue['position']} in the {queue.get('lane')} " \
+               f"lane{about}"
+    started = queue.get("stage_started_at")
+    since = time.strftime(" since %H:%M:%S", time.localtime(started)) \
+        if isinstance(started, int | float) else ""
+    return f"{version['status']}{since}{about}"
+
+
 def _wait(client: Any, version: dict[str, Any]) -> int:
-    status = version["status"]
-    while status not in FINAL_STATUSES:
+    import httpx
+
+    seen = describe(version)
+    silent_since: float | None = None
+    while version["status"] not in FINAL_STATUSES:
         time.sleep(1.0)
-        response = client.get(f"/api/versions/{version['id']}")
+        try:
+            response = client.get(f"/api/versions/{version['id']}")
+            trouble = None if response.status_code not in UNAVAILABLE else \
+                f"{response.status_code} {response.reason_phrase}"
+        except httpx.TransportError as error:
+            trouble = str(error) or type(error).__name__
+        if trouble is not None:
+            if silent_since is None:
+                silent_since = time.monotonic()
+                print(shown(f"  the server does not answer ({trouble}): asking again for up "
+                            f"to {WAIT_RETRY_SECONDS:.0f} s"), flush=True)
+            elif time.monotonic() - silent_since > WAIT_RETRY_SECONDS:
+                return _fail(f"the server has not answered for {WAIT_RETRY_SECONDS:.0f} s "
+                             f"({trouble}); the version may still be validated: see /me")
+            continue
+        silent_since = None
         if response.status_code != 200:
             return _fail(f"cannot follow the version ({response.status_code}): "
                          f"{_error(response)}")
         version = _answer(response)
-        if version["status"] != status:
-            status = version["status"]
-            print(shown(f"  {status}"), flush=True)
-    if status == "failed":  # what failed: the check's report, or else the build's log
+        now = describe(version)
+        if now != seen and (version["status"] in FINAL_STATUSES or _moved(seen, now)):
+            print(shown(f"  {now}"), flush=True)
+        seen = now
+    if version["status"] == "failed":  # what failed: the check's report, or the build's log
         print(shown(str(version.get("check_report") or version.get("build_log") or "")),
               flush=True)
         return 1
     return 0
+
+
+def _moved(before: str, now: str) -> bool:
+    """Whether the status or the place in the queue changed (not just the estimate)."""
+    return before.split(", done in")[0] != now.split(", done in")[0]
 
 
 def register(commands: Any) -> None:

@@ -297,9 +297,14 @@ def verdict(outcomes: list[tuple[MatchOutcome, int]], logs: Path | None,
             detail += f", {wrong} answered late, illegally or not at all"
         items.append(CheckItem(f"answers {label}", count > 0 and not wrong,
                                detail))
-    items.append(CheckItem("plays only legal actions", not illegal,
+    played = sum(r.decisions for r in reports) > 0
+    unplayed = "not tested: the bot never played (it did not say hello)" if not connected \
+        else "not tested: the bot made no decision"
+    items.append(CheckItem("plays only legal actions", played and not illegal,
+                           unplayed if not played else
                            "ok" if not illegal else _reasons(illegal)))
-    items.append(CheckItem("answers in time", not late,
+    items.append(CheckItem("answers in time", played and not late,
+                           unplayed if not played else
                            "ok" if not late else _reasons(late)))
     disqualified = [f for f in faults if f.disqualified]
     finished = connected and not disqualified

@@ -33,6 +33,7 @@
 
     [validation]
     matches = 2                   # conformance matches (as `arena check`) before going live
+    validators = 1                # versions validated at once (default: half the cores)
 
     [cluster]                     # optional: play the matches on a Dask cluster
     address = "tls://head:8786"   # with tls_ca_file, tls_cert_file, tls_key_file (relative
@@ -50,6 +51,7 @@ was expected.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -141,6 +143,9 @@ class League:
     limits: Limits
     sandbox: SandboxSettings
     cluster: ClusterSettings | None = None
+    validators: int = 1
+    """Versions validated at once, each in a worker process of its own, apart from the
+    ladder's match workers."""
     public_url: str | None = None
     """Where browsers reach the league (``https://uno.example.org``) when a reverse proxy
     stands before it: a form's Origin is compared with it, as the proxy may rewrite the
@@ -151,13 +156,18 @@ class League:
         return self.data / "league.sqlite"
 
 
+def default_validators() -> int:
+    """Half this machine's cores, at least one."""
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
 LEAGUE_FILE = FileKind("league file", LeagueError, {
     "league": {"name", "data", "host", "port", "public_url"},
     "phases": {"open_until", "frozen_until"},
     "ladder": {f.name for f in fields(LadderSettings)},
     "final": {f.name for f in fields(FinalSettings)},
     "uploads": {f.name for f in fields(UploadSettings)},
-    "validation": {"matches"},
+    "validation": {"matches", "validators"},
     "cluster": {"address", *TLS_FILES, "insecure"},
     **MATCH_TABLES,
 }, "league")
@@ -246,6 +256,7 @@ def load_league(path: Path | str) -> League:
         final=FinalSettings(matches_per_group=per_group, duplicate_deals=duplicate),
         uploads=upload_settings,
         validation_matches=validation.integer("matches", 2, 1, 20),
+        validators=validation.integer("validators", default_validators(), 1, 64),
         rules=rules, limits=limits, sandbox=sandbox, cluster=cluster,
         public_url=(league.string("public_url", None, r"https?://[A-Za-z0-9.:\[\]-]+")
                     if "public_url" in league.data else None),

@@ -1,9 +1,9 @@
-"""The server's background work: a validation thread (queued versions, one at a time, in
-a worker process) and a match thread (the ladder, then the final), each with its own store
-connection. Matches are played by the season executors' workers: long-lived local worker
-processes that die with the server (``MatchPool``: ``arena.league.executor``'s worker set-up
-and ``play_job``), a new match started as soon as one ends; or, a batch at a time, the Dask
-executor (``[cluster]`` in the league file, ``arena.league.cluster``).
+"""The server's background work: the validators (``arena.server.validating``) and a match
+thread (the ladder, then the final), each with its own store connection. Matches are
+played by the season executors' workers: long-lived local worker processes that die with
+the server (``MatchPool``: ``arena.league.executor``'s worker set-up and ``play_job``), a
+new match started as soon as one ends; or, a batch at a time, the Dask executor
+(``[cluster]`` in the league file, ``arena.league.cluster``).
 
 On start, what a killed server left half-done is put right first (``LeagueStore.recover``):
 ladder matches left ``running`` are discarded (never counted), final matches left
@@ -32,12 +32,11 @@ from arena.league.executor import Executor, JobOutcome, LocalExecutor, MatchJob
 from arena.league.store import StoreError
 from arena.rules.seeds import MatchSeed
 from arena.sandbox import BotManifest, ManifestError, load_manifest
-from arena.sandbox.trees import remove_tree
 from arena.server import ladder
 from arena.server.config import League
 from arena.server.store import FINAL_ATTEMPTS, LeagueStore
 from arena.server.uploads import sweep_uploads
-from arena.server.validation import ValidationJob, Validator
+from arena.server.validating import Validators
 
 IDLE_SECONDS = 0.3
 RETRY_SECONDS = 5.0
@@ -94,7 +93,7 @@ class LeagueService:
         self.league = league
         self.stop_event = threading.Event()
         self.threads: list[threading.Thread] = []
-        self.validator = Validator()
+        self.validators = Validators(league, self.stop_event, self._guarded)
         self.executor: Executor | None = None
         self.executor_lock = threading.Lock()
         self.pool = MatchPool(league.ladder.parallel)
@@ -112,12 +111,11 @@ class LeagueService:
             recovered = store.recover()
         finally:
             store.close()
-        for name, target in (("validation", self._validation_loop),
-                             ("matches", self._match_loop)):
-            thread = threading.Thread(target=self._guarded, args=(target,),
-                                      name=f"arena-{name}", daemon=True)
-            thread.start()
-            self.threads.append(thread)
+        self.threads += self.validators.start()
+        thread = threading.Thread(target=self._guarded, args=(self._match_loop,),
+                                  name="arena-matches", daemon=True)
+        thread.start()
+        self.threads.append(thread)
         return recovered
 
     def stop(self) -> None:
@@ -126,7 +124,7 @@ class LeagueService:
             if self.executor is not None:
                 self.executor.shutdown()
         self.pool.shutdown(close=True)
-        self.validator.close()
+        self.validators.close()
         for thread in self.threads:
             thread.join(timeout=30)
 
@@ -151,71 +149,6 @@ class LeagueService:
                           f"{RETRY_SECONDS:g} s:\n{message}", file=sys.stderr, flush=True)
                     said = message
                 self.stop_event.wait(RETRY_SECONDS)
-
-    # -- validation ----------------------------------------------------------------------
-
-    def _validation_loop(self) -> None:
-        store = LeagueStore(self.league.store_path)
-        try:
-            while not self.stop_event.is_set():
-                version = store.next_queued()
-                if version is None:
-                    self.stop_event.wait(IDLE_SECONDS)
-                    continue
-                try:
-                    self._validate(store, version.id, Path(version.folder))
-                except (ManifestError, OSError) as error:  # its stored sources are damaged
-                    store.set_status(version.id, "failed", build_log=self._shown(
-                        f"the stored sources cannot be used: {error}"))
-        finally:
-            store.close()
-
-    def _validate(self, store: LeagueStore, version_id: int, folder: Path) -> None:
-        logs = self.league.data / "validation" / str(version_id)
-        logs.mkdir(parents=True, exist_ok=True)
-        job = ValidationJob(version_id, load_manifest(folder), self.league.sandbox, logs,
-                            self.league.data / "builds", self.league.validation_matches,
-                            self.league.rules, self.league.limits)
-        store.set_status(version_id, "building")
-        built = self.validator.build(job)
-        if self.stop_event.is_set():
-            return  # queued again at the next start
-        if built.built is None:
-            store.set_status(version_id, "failed", build_log=self._shown(built.log))
-            return
-        store.set_status(version_id, "checking", build_log=self._shown(built.log))
-        checked = self.validator.check(job, built.built)
-        if self.stop_event.is_set():
-            return
-        if not checked.passed:
-            store.set_status(version_id, "failed", check_report=self._shown(checked.report))
-            self._drop_build(store, built.built.folder)
-            return
-        with store.transaction() as db:
-            db.execute("UPDATE versions SET check_report = ?, play_folder = ? WHERE id = ?",
-                       (self._shown(checked.report), str(built.built.folder), version_id))
-        store.activate(version_id, self.league.ladder.versions_active_per_bot)
-
-    def _drop_build(self, store: LeagueStore, folder: Path) -> None:
-        """Remove the build of a version that failed its check, unless a version plays from
-        it: otherwise 267 bytes of upload would leave 512 MB of build for good. Its next
-        submission builds it again."""
-        builds = (self.league.data / "builds").resolve()
-        if folder.resolve().parent != builds:
-            return  # not a build (a bot with no build step plays from its stored sources)
-        if store.db.execute("SELECT 1 FROM versions WHERE play_folder = ?",
-                            (str(folder),)).fetchone():
-            return
-        remove_tree(folder)
-        folder.with_name(f"{folder.name}.sha256").unlink(missing_ok=True)
-
-    def _shown(self, text: str) -> str:
-        """What an author reads of a build or check: the server's paths named, not shown
-        (a refused ``runtimes`` entry would otherwise put the data folder's path in the
-        check report)."""
-        data = str(self.league.data.resolve())
-        text = text.replace(data, "<league data>")
-        return text.replace(str(self.league.data), "<league data>")
 
     # -- matches -------------------------------------------------------------------------
 

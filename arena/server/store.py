@@ -41,6 +41,7 @@ from arena.server.matches import (
     ladder_id,
     seated,
 )
+from arena.server.queue import QUEUE_SCHEMA, ValidationQueue
 from arena.server.store_base import (
     LEAGUE_STORE,
     SQLITE_INTEGERS,
@@ -196,7 +197,7 @@ def _need_json(db: sqlite3.Connection) -> None:
                          "SQLite 3.38 or later") from None
 
 
-class LeagueStore(Versions, Matches):
+class LeagueStore(Versions, Matches, ValidationQueue):
     """One connection to the league store (one per thread: SQLite connections are not
     shared between threads)."""
 
@@ -205,12 +206,12 @@ class LeagueStore(Versions, Matches):
         if not path.exists():
             # One script, one transaction: the tables, a fresh secret ladder key and the
             # first phase.
-            create(path, LEAGUE_STORE, f"{SCHEMA} INSERT INTO meta VALUES ('ladder_key', "
-                   f"'{secrets.token_bytes(32).hex()}'); "
+            create(path, LEAGUE_STORE, f"{SCHEMA} {QUEUE_SCHEMA} INSERT INTO meta VALUES "
+                   f"('ladder_key', '{secrets.token_bytes(32).hex()}'); "
                    "INSERT INTO meta VALUES ('phase', 'open');", folder_mode=0o700)
         self.db = connect(path, LEAGUE_STORE, TABLES, check_same_thread=False, timeout=30)
         with closed_on_error(self.db, path, LEAGUE_STORE):
-            self.db.executescript(_INDEXES)
+            self.db.executescript(_INDEXES + QUEUE_SCHEMA)
             _need_json(self.db)
 
     # -- authors -------------------------------------------------------------------------
@@ -316,6 +317,8 @@ class LeagueStore(Versions, Matches):
         with self.transaction() as db:
             queued = db.execute("UPDATE versions SET status = 'queued' "
                                 "WHERE status IN ('building', 'checking')").rowcount
+            db.execute("UPDATE validation SET taken_at = NULL, stage_started_at = NULL "
+                       "WHERE version_id IN (SELECT id FROM versions WHERE status = 'queued')")
             db.execute("UPDATE uploads SET outcome = 'refused: the server stopped while "
                        "taking it' WHERE outcome = 'receiving' AND at < ?",
                        (time.time() - ABANDONED_SECONDS,))

@@ -152,18 +152,6 @@ class Versions(StoreBase):
         found = self.versions("WHERE v.id = ?", (version_id,), logs=True)
         return found[0] if found else None
 
-    def next_queued(self) -> Version | None:
-        """The next version to validate, the authors taking turns: the oldest queued one of
-        the author whose latest version taken from the queue is the oldest, so that one
-        author's slow builds keep no one else's versions waiting."""
-        row = self.db.execute(
-            "SELECT v.id FROM versions v JOIN bots b ON b.id = v.bot_id "
-            "WHERE v.status = 'queued' ORDER BY ("
-            "  SELECT COALESCE(MAX(w.id), 0) FROM versions w JOIN bots c ON c.id = w.bot_id "
-            "  WHERE c.author_id = b.author_id AND w.status != 'queued'), v.id LIMIT 1"
-        ).fetchone()
-        return None if row is None else self.version(row[0])
-
     def set_status(self, version_id: int, status: str, *, build_log: str | None = None,
                    check_report: str | None = None) -> None:
         with self.transaction() as db:

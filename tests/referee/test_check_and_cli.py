@@ -37,6 +37,10 @@ def test_check_fails_a_broken_bot_with_a_useful_message(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "FAIL connects and says hello: the bot exited before saying hello" in result.stdout
     assert "see the bot's output in" in result.stdout
+    # What it never did is not passed either.
+    assert "PASS plays only legal actions" not in result.stdout
+    assert "FAIL plays only legal actions: not tested: the bot never played" in result.stdout
+    assert "FAIL answers in time: not tested" in result.stdout
     stderr_logs = list((tmp_path / "logs").glob("*stderr.log"))
     assert any("boom: missing model file" in p.read_text() for p in stderr_logs)
 

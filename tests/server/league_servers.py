@@ -53,6 +53,7 @@ per_hour = {per_hour}
 
 [validation]
 matches = 2
+{validation}
 
 [rules]
 target_score = 100
@@ -74,10 +75,12 @@ def arena(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def write_league(folder: Path, per_hour: int = 50, ladder: str = "", extra: str = "") -> Path:
+def write_league(folder: Path, per_hour: int = 50, ladder: str = "", extra: str = "",
+                 validation: str = "") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "LEAGUE.toml"
-    path.write_text(LEAGUE.format(per_hour=per_hour, ladder=ladder) + extra)
+    path.write_text(LEAGUE.format(per_hour=per_hour, ladder=ladder, validation=validation)
+                    + extra)
     return path
 
 

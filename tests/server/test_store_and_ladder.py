@@ -30,16 +30,6 @@ def _record(match_id: str, winner: int) -> MatchRecord:
                    int(seat == winner), 0, False, ()) for seat in range(2)), "0" * 64)
 
 
-@pytest.fixture
-def league(tmp_path: Path) -> League:
-    return load_league(write_league(tmp_path))
-
-
-@pytest.fixture
-def store(league: League) -> LeagueStore:
-    return LeagueStore(league.store_path)
-
-
 def _version(store: LeagueStore, author: int, bot: str, active: bool = True,
              keep: int = 1) -> int:
     version = store.add_version(author, bot, "1.0", f"hash-{bot}", "sha", f"/bots/{bot}", 5)
@@ -157,25 +147,11 @@ def test_a_final_with_a_failed_match_publishes_no_key_until_the_organiser_decide
     assert main(["server", "final", "again", *league_file]) == 2
 
 
-def test_authors_take_turns_in_the_validation_queue(store: LeagueStore) -> None:
-    """Three slow builds of one author do not keep another's version waiting behind them
-    (as order of submission would)."""
-    mallory, alice = _author(store, "mallory"), _author(store, "alice")
-    slow = [store.add_version(mallory, f"slow{n}", "1", f"h{n}", "s", f"/b/{n}", 5).id
-            for n in range(3)]
-    fix = store.add_version(alice, "fix", "1", "hf", "s", "/b/f", 5).id
-    taken = []
-    while (version := store.next_queued()) is not None:
-        taken.append(version.id)
-        store.set_status(version.id, "building")
-    assert taken == [slow[0], fix, slow[1], slow[2]]
-
-
 def test_the_build_of_a_version_that_failed_its_check_is_removed(
         store: LeagueStore, league: League) -> None:
     """The 512 MB a build leaves would stay for good when its bot then fails its check; a
     build another version plays from stays."""
-    from arena.server.service import LeagueService
+    from arena.server.validating import Validators
 
     builds = league.data / "builds"
     failed, shared = builds / ("a" * 64), builds / ("b" * 64)
@@ -187,9 +163,9 @@ def test_the_build_of_a_version_that_failed_its_check_is_removed(
         db.execute("UPDATE versions SET play_folder = ? WHERE id = ?", (str(shared), version))
     sources = league.data / "bots" / ("c" * 64)
     sources.mkdir(parents=True)
-    service = LeagueService(league)
+    validators = Validators(league, threading.Event(), lambda loop: None)
     for folder in (failed, shared, sources):
-        service._drop_build(store, folder)
+        validators._drop_build(store, folder)
     assert not failed.exists() and not (builds / f"{'a' * 64}.sha256").exists()
     assert shared.is_dir() and sources.is_dir()
 
@@ -291,10 +267,11 @@ def test_an_author_name_pages_cannot_show_as_it_is_is_refused(store: LeagueStore
 def test_what_authors_read_of_a_build_names_no_server_path(league: League) -> None:
     """A refused ``runtimes`` entry would otherwise put the data folder's path in the check
     report."""
-    from arena.server.service import LeagueService
+    from arena.server.validating import Validators
 
-    shown = LeagueService(league)._shown(f"refused {league.data}/bots/abc/x: no such "
-                                         f"runtime (in {league.data.resolve()}/builds)")
+    shown = Validators(league, threading.Event(), lambda loop: None).shown(
+        f"refused {league.data}/bots/abc/x: no such runtime (in {league.data.resolve()}"
+        "/builds)")
     assert shown == "refused <league data>/bots/abc/x: no such runtime (in <league " \
         "data>/builds)"
     assert str(league.data) not in shown

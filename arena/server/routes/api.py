@@ -4,6 +4,7 @@ TOKEN``), who alone sees their own versions' build logs and check reports."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -72,13 +73,21 @@ def match_json(match: StoredMatch, versions: dict[int, Version],
             "page": f"/matches/{match.match_id}.html"}
 
 
-def version_json(version: Version, own: bool) -> dict[str, Any]:
-    """A version; with ``own`` (its author asks), its build log and check report too."""
-    shown = {"id": version.id, "bot": version.bot, "author": version.author,
-             "number": version.number, "label": version.label,
-             "content_hash": version.content_hash, "status": version.status,
-             "submitted_at": version.submitted_at, "activated_at": version.activated_at,
-             "retired_at": version.retired_at}
+def version_json(version: Version, own: bool, store: LeagueStore | None = None,
+                 validators: int = 1) -> dict[str, Any]:
+    """A version; with ``own`` (its author asks), its build log and check report too; with
+    ``store``, where it stands in validation (``queue``: None once validated) and the
+    version whose result it took (``reused_from``)."""
+    shown: dict[str, Any] = {
+        "id": version.id, "bot": version.bot, "author": version.author,
+        "number": version.number, "label": version.label,
+        "content_hash": version.content_hash, "status": version.status,
+        "submitted_at": version.submitted_at, "activated_at": version.activated_at,
+        "retired_at": version.retired_at}
+    if store is not None:
+        state = store.queue_state(version.id, validators)
+        shown["queue"] = None if state is None else dataclasses.asdict(state)
+        shown["reused_from"] = store.reused_from(version.id)
     if own:
         shown["build_log"] = version.build_log
         shown["check_report"] = version.check_report
@@ -113,16 +122,18 @@ def api_final(request: Request) -> Response:
 
 def api_me(request: Request) -> Response:
     author = need_author(request)
-    versions = site_of(request).store().versions("WHERE b.author_id = ?", (author.id,),
-                                                 logs=True)
-    return JSONResponse({"author": author.name,
-                         "versions": [version_json(v, True) for v in versions]})
+    site = site_of(request)
+    store = site.store()
+    versions = store.versions("WHERE b.author_id = ?", (author.id,), logs=True)
+    return JSONResponse({"author": author.name, "versions": [
+        version_json(v, True, store, site.league.validators) for v in versions]})
 
 
 def api_version(request: Request) -> Response:
     author = need_author(request)
     version = own_version(request, author, int(request.path_params["version_id"]))
-    return JSONResponse(version_json(version, True))
+    site = site_of(request)
+    return JSONResponse(version_json(version, True, site.store(), site.league.validators))
 
 
 def api_bots(request: Request) -> Response:
@@ -218,5 +229,6 @@ async def api_submit(request: Request) -> Response:
         headers = {"Retry-After": "600"} if error.status == 429 else None
         return JSONResponse({"error": error.reason}, status_code=error.status,
                             headers=headers)
-    return JSONResponse(version_json(version, True), status_code=201,
+    return JSONResponse(version_json(version, True, site.store(), site.league.validators),
+                        status_code=201,
                         headers={"Location": f"/api/versions/{version.id}"})

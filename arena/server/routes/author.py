@@ -30,6 +30,7 @@ from arena.server.routes.common import (
     site_of,
 )
 from arena.server.routes.submissions import FORM_OVERHEAD, accept, read_capped
+from arena.server.shown import ServerPaths
 from arena.server.store import Version, seated
 from arena.server.uploads import UploadRefused
 from arena.text import file_label
@@ -121,7 +122,10 @@ def me(request: Request) -> Response:
     author = pages_author(request)
     if isinstance(author, Response):
         return author
-    versions = site_of(request).store().versions("WHERE b.author_id = ?", (author.id,))
+    site = site_of(request)
+    store = site.store()
+    versions = store.versions("WHERE b.author_id = ?", (author.id,))
+    queue = {v.id: store.queue_state(v.id, site.league.validators) for v in versions}
     # The page says only what the server says: a text taken from the address would let
     # a link show anything on it, under the league's name.
     submitted = request.query_params.get("submitted", "")
@@ -129,7 +133,7 @@ def me(request: Request) -> Response:
                     for v in versions if submitted.isdigit() and v.id == int(submitted)),
                    None)
     return page(request, "server_me.html", versions=versions, page_name="me",
-                message=message, error=None)
+                message=message, error=None, queue=queue)
 
 
 def version_page(request: Request) -> Response:
@@ -141,8 +145,10 @@ def version_page(request: Request) -> Response:
     where, ids = seated([version.id])
     matches = site.store().matches(f"WHERE {where}", ids, newest_first=True,
                                    limit=site.pages.recent_matches)
+    store = site.store()
     return page(request, "server_version.html", version=version, matches=matches,
-                page_name="me")
+                page_name="me", queue=store.queue_state(version.id, site.league.validators),
+                reused_from=store.reused_from(version.id))
 
 
 def stderr_log(request: Request) -> Response:
@@ -158,7 +164,8 @@ def stderr_log(request: Request) -> Response:
         f"{file_label(f'seat{seat}-{version.bot}')}.stderr.log"
     if not path.is_file():
         raise HTTPException(404, "no stderr log for that seat")
-    return PlainTextResponse(path.read_bytes().decode("utf-8", errors="replace"))
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    return PlainTextResponse(ServerPaths(site.league.data).mask(text))
 
 
 async def submit_form(request: Request) -> Response:

@@ -12,6 +12,7 @@ from arena.server import ladder
 from arena.server.routes.common import site_of
 from arena.server.store import Author, Conflict, Version
 from arena.server.uploads import Caps, UploadRefused, unpack_isolated
+from arena.server.validating import lane_of, validation_key
 
 FORM_OVERHEAD = 64 * 1024
 """Room for a multipart form's boundaries and fields around the archive."""
@@ -99,13 +100,18 @@ async def accept(request: Request, author: Author, archive: bytes) -> Version:
         if refusal is not None:
             raise refusal
         manifest = unpacked.manifest
+        # Its lane and validation key, known at once (the toolchains' versions are read in
+        # a thread the first time: they run commands).
+        key = await run_in_threadpool(validation_key, unpacked.content_hash, manifest, league)
         try:
-            return store.add_version(author.id, manifest.name, manifest.version,
-                                     unpacked.content_hash, unpacked.archive_sha256,
-                                     str(manifest.folder),
-                                     league.ladder.max_bots_per_author, upload)
+            version = store.add_version(author.id, manifest.name, manifest.version,
+                                        unpacked.content_hash, unpacked.archive_sha256,
+                                        str(manifest.folder),
+                                        league.ladder.max_bots_per_author, upload)
         except Conflict as error:
             raise UploadRefused(409, str(error)) from None
+        store.classify(version.id, lane_of(manifest), key)
+        return version
     except UploadRefused as error:
         store.settle_upload(upload, f"refused: {error.reason}"[:500])
         raise

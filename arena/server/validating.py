@@ -1,0 +1,205 @@
+"""The server's validators: ``[validation] validators`` threads, each with its own store
+connection and worker process (``Validator``), taking queued versions as the queue says
+(``arena.server.queue``), apart from the ladder's match workers.
+
+A version whose validation key matches one already validated gets that version's result
+at once, named as such: identical sources are not built or checked again. What an author
+reads of a build or a check names no server path (``arena.server.shown``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import hashlib
+import json
+import platform
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import arena
+from arena.sandbox import BotManifest, ManifestError, load_manifest
+from arena.sandbox.trees import remove_tree
+from arena.server.config import League
+from arena.server.shown import ServerPaths
+from arena.server.store import LeagueStore
+from arena.server.validation import ValidationJob, Validator
+
+IDLE_SECONDS = 0.3
+TOOLCHAIN_COMMANDS = (("g++", "--version"), ("cmake", "--version"), ("go", "version"),
+                      ("cargo", "--version"), ("rustc", "--version"), ("javac", "-version"),
+                      ("mvn", "--version"), ("node", "--version"), ("npm", "--version"))
+"""The compilers and package managers whose versions a validation key includes."""
+
+
+@functools.cache
+def toolchain() -> str:
+    """The versions of this machine's toolchains, as their commands print them."""
+    found = [f"python {platform.python_version()}", f"arena {arena.__version__}"]
+    for command, flag in TOOLCHAIN_COMMANDS:
+        if shutil.which(command) is None:
+            continue
+        try:
+            done = subprocess.run([command, flag], capture_output=True, text=True, timeout=30,
+                                  check=False)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        first = (done.stdout or done.stderr).strip().splitlines()
+        found.append(f"{command}: {first[0] if first else ''}")
+    return "\n".join(found)
+
+
+def lane_of(manifest: BotManifest) -> str:
+    return "build" if manifest.build else "quick"
+
+
+def validation_key(content_hash: str, manifest: BotManifest, league: League) -> str:
+    """What a version's validation result depends on: its sources, how it is built and
+    run, the toolchains, and the league's rules, limits, sandbox and check matches."""
+    parts = {"sources": content_hash, "build": manifest.build, "run": manifest.run,
+             "language": manifest.language, "protocol": manifest.protocol,
+             "toolchain": toolchain(), "rules": repr(league.rules),
+             "limits": repr(league.limits), "sandbox": repr(league.sandbox),
+             "matches": league.validation_matches}
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+class Validators:
+    """The validation threads; each runs ``guarded(loop)``, which restarts it after a
+    failure of its own."""
+
+    def __init__(self, league: League, stop_event: threading.Event,
+                 guarded: Callable[[Callable[[], None]], None]) -> None:
+        self.league = league
+        self.stop_event = stop_event
+        self.guarded = guarded
+        self.count = league.validators
+        self.paths = ServerPaths(league.data)
+        self.workers = [Validator() for _ in range(self.count)]
+
+    def start(self) -> list[threading.Thread]:
+        threading.Thread(target=toolchain, name="arena-toolchain", daemon=True).start()
+        threads = []
+        for index, worker in enumerate(self.workers):
+            thread = threading.Thread(target=self.guarded,
+                                      args=(functools.partial(self._loop, worker),),
+                                      name=f"arena-validation-{index + 1}", daemon=True)
+            thread.start()
+            threads.append(thread)
+        return threads
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.close()
+
+    def shown(self, text: str) -> str:
+        return self.paths.mask(text)
+
+    def _loop(self, worker: Validator) -> None:
+        store = LeagueStore(self.league.store_path)
+        try:
+            while not self.stop_event.is_set():
+                self._classify(store)
+                taken = store.claim(self.count)
+                if taken is None:
+                    self.stop_event.wait(IDLE_SECONDS)
+                    continue
+                version_id = taken[0]
+                version = store.version(version_id)
+                if version is None:
+                    continue
+                try:
+                    self._validate(store, worker, version_id, version.content_hash,
+                                   Path(version.folder))
+                except (ManifestError, OSError) as error:  # its stored sources are damaged
+                    store.stage(version_id, "failed", build_log=self.shown(
+                        f"the stored sources cannot be used: {error}"))
+        finally:
+            store.close()
+
+    def _classify(self, store: LeagueStore) -> None:
+        """Put the newly queued versions in their lanes, with their validation keys."""
+        for version_id, folder in store.unclassified():
+            version = store.version(version_id)
+            if version is None:
+                continue
+            try:
+                manifest = load_manifest(Path(folder))
+            except (ManifestError, OSError) as error:
+                store.set_status(version_id, "failed", build_log=self.shown(
+                    f"the stored sources cannot be used: {error}"))
+                continue
+            store.classify(version_id, lane_of(manifest),
+                           validation_key(version.content_hash, manifest, self.league))
+
+    def _validate(self, store: LeagueStore, worker: Validator, version_id: int,
+                  content_hash: str, folder: Path) -> None:
+        if self._reuse(store, version_id):
+            return
+        logs = self.league.data / "validation" / str(version_id)
+        logs.mkdir(parents=True, exist_ok=True)
+        job = ValidationJob(version_id, load_manifest(folder), self.league.sandbox, logs,
+                            self.league.data / "builds", self.league.validation_matches,
+                            self.league.rules, self.league.limits)
+        built = worker.build(job)
+        if self.stop_event.is_set():
+            return  # queued again at the next start
+        if built.built is None:
+            store.stage(version_id, "failed", build_log=self.shown(built.log))
+            return
+        store.stage(version_id, "checking", build_log=self.shown(built.log))
+        checked = worker.check(job, built.built)
+        if self.stop_event.is_set():
+            return
+        if not checked.passed:
+            store.stage(version_id, "failed", check_report=self.shown(checked.report))
+            self._drop_build(store, built.built.folder)
+            return
+        self._activate(store, version_id, self.shown(checked.report), built.built.folder)
+
+    def _activate(self, store: LeagueStore, version_id: int, report: str,
+                  play_folder: Path) -> None:
+        with store.transaction() as db:
+            db.execute("UPDATE versions SET check_report = ?, play_folder = ? WHERE id = ?",
+                       (report, str(play_folder), version_id))
+        store.activate(version_id, self.league.ladder.versions_active_per_bot)
+        store.finished(version_id)
+
+    def _reuse(self, store: LeagueStore, version_id: int) -> bool:
+        """Give the version the result of an earlier one with its validation key, if any
+        (one that played from a build since removed is validated again)."""
+        source = store.reusable(version_id)
+        if source is None:
+            return False
+        active = source["status"] != "failed"
+        if active and not (source["play_folder"] and Path(source["play_folder"]).exists()):
+            return False
+        when = dt.datetime.fromtimestamp(source["finished_at"], dt.UTC)
+        note = (f"the same sources, build and toolchains as {source['bot']} version "
+                f"{source['number']} (validated {when:%Y-%m-%d %H:%M} UTC): its result is "
+                "reused, nothing was built or checked again\n")
+        build_log = note + source["build_log"]
+        check_report = note + source["check_report"] if source["check_report"] else ""
+        store.note_reuse(version_id, source["id"])
+        if active:
+            store.set_status(version_id, "checking", build_log=build_log)
+            self._activate(store, version_id, check_report, Path(source["play_folder"]))
+        else:
+            store.stage(version_id, "failed", build_log=build_log, check_report=check_report)
+        return True
+
+    def _drop_build(self, store: LeagueStore, folder: Path) -> None:
+        """Remove the build of a version that failed its check, unless a version plays from
+        it: otherwise 267 bytes of upload would leave 512 MB of build for good (the same
+        sources submitted again take the failure without a build)."""
+        builds = (self.league.data / "builds").resolve()
+        if folder.resolve().parent != builds:
+            return  # not a build (a bot with no build step plays from its stored sources)
+        if store.db.execute("SELECT 1 FROM versions WHERE play_folder = ?",
+                            (str(folder),)).fetchone():
+            return
+        remove_tree(folder)
+        folder.with_name(f"{folder.name}.sha256").unlink(missing_ok=True)
