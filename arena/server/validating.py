@@ -13,15 +13,13 @@ import datetime as dt
 import functools
 import hashlib
 import json
-import platform
-import shutil
-import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import arena
 from arena.sandbox import BotManifest, ManifestError, load_manifest
+from arena.sandbox.build import toolchain_identity
 from arena.sandbox.trees import remove_tree
 from arena.server.config import League
 from arena.server.shown import ServerPaths
@@ -29,39 +27,18 @@ from arena.server.store import LeagueStore
 from arena.server.validation import ValidationJob, Validator
 
 IDLE_SECONDS = 0.3
-TOOLCHAIN_COMMANDS = (("g++", "--version"), ("cmake", "--version"), ("go", "version"),
-                      ("cargo", "--version"), ("rustc", "--version"), ("javac", "-version"),
-                      ("mvn", "--version"), ("node", "--version"), ("npm", "--version"))
-"""The compilers and package managers whose versions a validation key includes."""
-
-
-@functools.cache
-def toolchain() -> str:
-    """The versions of this machine's toolchains, as their commands print them."""
-    found = [f"python {platform.python_version()}", f"arena {arena.__version__}"]
-    for command, flag in TOOLCHAIN_COMMANDS:
-        if shutil.which(command) is None:
-            continue
-        try:
-            done = subprocess.run([command, flag], capture_output=True, text=True, timeout=30,
-                                  check=False)
-        except (OSError, subprocess.SubprocessError):
-            continue
-        first = (done.stdout or done.stderr).strip().splitlines()
-        found.append(f"{command}: {first[0] if first else ''}")
-    return "\n".join(found)
-
-
 def lane_of(manifest: BotManifest) -> str:
     return "build" if manifest.build else "quick"
 
 
 def validation_key(content_hash: str, manifest: BotManifest, league: League) -> str:
     """What a version's validation result depends on: its sources, how it is built and
-    run, the toolchains, and the league's rules, limits, sandbox and check matches."""
+    run, the toolchains (as the build cache knows them: ``toolchain_identity``), and the
+    league's rules, limits, sandbox and check matches."""
     parts = {"sources": content_hash, "build": manifest.build, "run": manifest.run,
              "language": manifest.language, "protocol": manifest.protocol,
-             "toolchain": toolchain(), "rules": repr(league.rules),
+             "arena": arena.__version__, "toolchain": toolchain_identity(),
+             "rules": repr(league.rules),
              "limits": repr(league.limits), "sandbox": repr(league.sandbox),
              "matches": league.validation_matches}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
@@ -81,7 +58,7 @@ class Validators:
         self.workers = [Validator() for _ in range(self.count)]
 
     def start(self) -> list[threading.Thread]:
-        threading.Thread(target=toolchain, name="arena-toolchain", daemon=True).start()
+        threading.Thread(target=toolchain_identity, name="arena-toolchain", daemon=True).start()
         threads = []
         for index, worker in enumerate(self.workers):
             thread = threading.Thread(target=self.guarded,

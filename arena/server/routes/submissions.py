@@ -100,8 +100,8 @@ async def accept(request: Request, author: Author, archive: bytes) -> Version:
         if refusal is not None:
             raise refusal
         manifest = unpacked.manifest
-        # Its lane and validation key, known at once (the toolchains' versions are read in
-        # a thread the first time: they run commands).
+        # Its lane and validation key, known at once (the toolchains are looked at in a
+        # thread the first time: it reads files).
         key = await run_in_threadpool(validation_key, unpacked.content_hash, manifest, league)
         try:
             version = store.add_version(author.id, manifest.name, manifest.version,
