@@ -49,21 +49,23 @@ def _submit(args: argparse.Namespace) -> int:
     import httpx
 
     from arena.sandbox.manifest import ManifestError, load_manifest
-    from arena.server.uploads import pack
+    from arena.server.uploads import TooLarge, pack
 
     token = read_token(args.token_file)
     if not token:
         return _fail(f"no token: set {TOKEN_VARIABLE}, or put it in "
                      f"{args.token_file or default_token_file()}", 2)
     folder = Path(args.bot)
+    base = args.server.rstrip("/")
     try:
         manifest = load_manifest(folder)
-        archive = pack(manifest.folder)
+        archive = pack(manifest.folder, _caps(base, args.timeout))
+    except TooLarge as error:
+        return _fail(str(error))
     except ManifestError as error:
         return _fail(str(error), 2)
     except OSError as error:
         return _fail(f"{folder}: cannot read the bot folder ({error.strerror})", 2)
-    base = args.server.rstrip("/")
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/gzip"}
     try:
         with httpx.Client(base_url=base, headers={"Authorization": headers["Authorization"]},
@@ -84,6 +86,22 @@ def _submit(args: argparse.Namespace) -> int:
         return _fail(f"cannot reach {base}: {error}")
     except NotALeagueServer as error:
         return _fail(f"{base} is not a league server, or not this version's: {error}")
+
+
+def _caps(base: str, timeout: float) -> Any:
+    """The league's upload caps (``/api/league``), so that a folder too large is refused
+    while it packs; None when the server does not say (it still checks the upload)."""
+    import httpx
+
+    from arena.server.uploads import Caps
+
+    try:
+        answer = json_value(httpx.get(f"{base}/api/league", timeout=timeout).content)
+        uploads = answer["uploads"]
+        return Caps(int(uploads["max_bytes"]), int(uploads["max_unpacked_bytes"]),
+                    int(uploads["max_files"]))
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError, KeyError, TypeError):
+        return None
 
 
 class NotALeagueServer(ValueError):

@@ -52,6 +52,7 @@ ROUTES = [
     Route("/", public.home), Route("/index.html", public.home),
     Route("/final", public.final_page),
     Route("/api/standings", api.api_standings), Route("/api/final", api.api_final),
+    Route("/api/league", api.api_league),
     Route("/bots/{name:str}.html", author.bot_page),
     Route("/{kind:str}/{match_id:str}.html", public.match_page),
     Route("/logs/{match_id:str}.jsonl.gz", public.match_log),

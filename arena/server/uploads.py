@@ -393,15 +393,22 @@ def _seal(folder: Path) -> None:
     os.chmod(folder, 0o755)
 
 
-def pack(folder: Path) -> bytes:
+class TooLarge(ManifestError):
+    """A bot folder that packs past a league's caps (found while packing, before the rest
+    is read)."""
+
+
+def pack(folder: Path, caps: Caps | None = None) -> bytes:
     """A bot folder as the .tar.gz ``arena submit`` uploads: its sources as
     ``arena.sandbox.manifest`` lists them (what .gitignore leaves out stays out), files
     and folders only, with normalised owners, times and modes (the same folder packs to
-    the same bytes)."""
+    the same bytes). With ``caps``, TooLarge as soon as the archive passes one of them,
+    naming the folder's largest parts."""
     from arena.sandbox.manifest import check_folder, read_source, source_entries
 
     check_folder(folder)
     buffer = io.BytesIO()
+    entries = unpacked = 0
     with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as compressed, \
             tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for entry in source_entries(folder, modes=True):
@@ -420,11 +427,46 @@ def pack(folder: Path) -> bytes:
                 info.size = len(data)
                 info.mode = 0o755 if kind == "exec" else 0o644
                 tar.addfile(info, io.BytesIO(data))
+            entries += 1
+            unpacked += FOLDER_COST if kind == "dir" else info.size
+            if caps is not None:
+                _within(folder, caps, entries, unpacked, buffer.tell())
     return buffer.getvalue()
 
 
-__all__ = ["Caps", "Unpacked", "UploadRefused", "pack", "sweep_uploads", "unpack",
-           "unpack_isolated"]
+def _within(folder: Path, caps: Caps, entries: int, unpacked: int, packed: int) -> None:
+    past = (f"more than {caps.max_files:,} files and folders (max_files)"
+            if entries > caps.max_files else
+            f"more than {caps.max_unpacked_bytes:,} bytes of sources (max_unpacked_bytes)"
+            if unpacked > caps.max_unpacked_bytes else
+            f"more than {caps.max_bytes:,} bytes once packed (max_bytes)"
+            if packed > caps.max_bytes else None)
+    if past is not None:
+        raise TooLarge(f"{folder}: {past}, past what the league takes; the largest parts: "
+                       f"{largest_parts(folder)}")
+
+
+def largest_parts(folder: Path, shown: int = 5) -> str:
+    """The folder's largest top-level entries among its sources, with their sizes."""
+    sizes: dict[str, int] = {}
+    for entry in source_entries(folder):
+        top, _, rest = entry.relative.partition("/")
+        name = f"{top}/" if rest or entry.kind == "dir" else top
+        sizes.setdefault(name, 0)
+        if entry.kind != "dir":
+            with contextlib.suppress(OSError):
+                sizes[name] += (folder / entry.relative).lstat().st_size
+    ranked = sorted(sizes.items(), key=lambda item: (-item[1], item[0]))[:shown]
+    return ", ".join(f"{name} {_size(size)}" for name, size in ranked)
+
+
+def _size(count: int) -> str:
+    return (f"{count / 1e6:.1f} MB" if count >= 1e6 else f"{count / 1e3:.0f} kB"
+            if count >= 1e3 else f"{count} bytes")
+
+
+__all__ = ["Caps", "TooLarge", "Unpacked", "UploadRefused", "largest_parts", "pack",
+           "sweep_uploads", "unpack", "unpack_isolated"]
 
 if __name__ == "__main__":
     raise SystemExit(_unpack_child())

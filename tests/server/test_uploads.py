@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from league_servers import SAMPLES, Server, file_entry, league_server, tar_gz
 
@@ -401,3 +402,49 @@ def test_work_folders_a_killed_server_left_are_swept(tmp_path: Path) -> None:
     os.utime(left, (old, old))
     assert sweep_uploads(tmp_path) == 1
     assert not left.exists() and current.is_dir()
+
+
+def test_a_folder_past_the_caps_is_refused_while_it_packs(tmp_path: Path) -> None:
+    """Before reading the rest of it (a 120 MB folder was packed whole, then refused), and
+    naming what makes it large."""
+    from arena.server.uploads import Caps, TooLarge, pack
+
+    folder = tmp_path / "heavy"
+    (folder / "vendor").mkdir(parents=True)
+    (folder / "bot.toml").write_text('name = "heavy"\nversion = "1"\nlanguage = "python"\n'
+                                     'run = ["python3", "bot.py"]\n')
+    (folder / "bot.py").write_text("print('hi')\n")
+    for n in range(4):
+        (folder / "vendor" / f"blob{n}.bin").write_bytes(os.urandom(200_000))
+    assert len(pack(folder)) > 800_000, "no caps: packed whole"
+    with pytest.raises(TooLarge, match=r"more than 300,000 bytes once packed \(max_bytes\), "
+                                       r"past what the league takes; the largest parts: "
+                                       r"vendor/ 800 kB, bot\.toml \d+ bytes"):
+        pack(folder, Caps(300_000, 10_000_000, 100))
+    with pytest.raises(TooLarge, match=r"more than 3 files and folders \(max_files\)"):
+        pack(folder, Caps(10_000_000, 10_000_000, 3))
+    with pytest.raises(TooLarge, match=r"more than 500,000 bytes of sources"):
+        pack(folder, Caps(10_000_000, 500_000, 100))
+
+
+def test_submit_learns_the_caps_first_and_sends_nothing_too_large(
+        server: Server, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.cli import main
+
+    league = httpx.get(f"{server.url}/api/league").json()
+    assert league["uploads"]["max_bytes"] == 200_000
+    assert league["validation"]["validators"] >= 1
+    folder = tmp_path / "heavy"
+    folder.mkdir()
+    (folder / "bot.toml").write_text('name = "heavy"\nversion = "1"\nlanguage = "python"\n'
+                                     'run = ["python3", "bot.py"]\n')
+    (folder / "bot.py").write_text("print('hi')\n")
+    (folder / "weights.bin").write_bytes(os.urandom(300_000))
+    before = server.version_statuses("bob")
+    monkeypatch.setenv("ARENA_TOKEN", server.tokens["bob"])
+    assert main(["submit", str(folder), "--server", server.url]) == 1
+    err = capsys.readouterr().err
+    assert "more than 200,000 bytes once packed (max_bytes)" in err
+    assert "the largest parts: weights.bin 300 kB" in err
+    assert server.version_statuses("bob") == before

@@ -109,6 +109,20 @@ def api_standings(request: Request) -> Response:
                          "ladder": ladder_json(ladder.ladder_rows(store, board))})
 
 
+def api_league(request: Request) -> Response:
+    """What a submission must fit: the upload caps, and how versions are validated."""
+    site = site_of(request)
+    league = site.league
+    uploads = league.uploads
+    return JSONResponse({
+        "league": league.name, "phase": ladder.current_phase(site.store(), league),
+        "uploads": {"max_bytes": uploads.max_bytes,
+                    "max_unpacked_bytes": uploads.max_unpacked_bytes,
+                    "max_files": uploads.max_files, "per_hour": uploads.per_hour},
+        "validation": {"validators": league.validators,
+                       "matches": league.validation_matches}})
+
+
 def api_final(request: Request) -> Response:
     site = site_of(request)
     store = site.store()
