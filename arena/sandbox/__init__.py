@@ -141,7 +141,10 @@ def prepare(manifest: BotManifest, backend: str | Backend = Backend.BUBBLEWRAP,
                                 limits.output_bytes)
         return launcher.start(list(built.build), {}, None, build=True)
 
-    return build(manifest, start, limits.build_seconds, cache)
+    # A sandboxed build has no network unless the season allows it (a plain one has the
+    # host's).
+    offline = not limits.build_network and Backend(backend) is not Backend.PLAIN
+    return build(manifest, start, limits.build_seconds, cache, offline=offline)
 
 
 class SandboxSettingsLike(Protocol):

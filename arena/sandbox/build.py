@@ -57,6 +57,7 @@ from arena.sandbox.manifest import (
     file_chunks,
     source_entries,
 )
+from arena.sandbox.offline import network_hint, offline_advice
 from arena.sandbox.trees import MOST_TREE_DEPTH, MOST_TREE_PATH_BYTES, path_problem, remove_tree
 from arena.text import visible
 
@@ -271,6 +272,17 @@ def _tail(process: StartedProcess) -> str:
     return "\n".join(f"  | {visible(line)}" for line in lines[-TAIL_LINES:]) or "  (no output)"
 
 
+def _output(process: StartedProcess, most: int = 256 * 1024) -> str:
+    """The end of what the build printed, both streams."""
+    parts = []
+    for path in (process.stdout_path, process.stderr_path):
+        with contextlib.suppress(OSError), open(path, "rb") as stream:
+            stream.seek(0, os.SEEK_END)
+            stream.seek(max(0, stream.tell() - most))
+            parts.append(stream.read().decode("utf-8", errors="replace"))
+    return "\n".join(parts)
+
+
 def _kept(root: Path, key: str, fill: Callable[[Path], None]) -> Path:
     """The cache entry ``root/key``: reused while it matches the digest stored beside it,
     else made (again) by ``fill`` in a fresh folder, which is moved into place in one step
@@ -342,11 +354,13 @@ def _wait_watching_disk(process: StartedProcess, folder: Path, seconds: float
 
 
 def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProcess],
-          build_seconds: float, cache: Path | None = None) -> BotManifest:
+          build_seconds: float, cache: Path | None = None, offline: bool = False
+          ) -> BotManifest:
     """Build ``manifest`` once (see the module documentation) and return the manifest of its
     built folder (a bot with no build step: ``stage``). ``start(workspace, label)`` starts
     the build command of the workspace in the sandbox with a writable folder
-    (``SandboxLauncher.start(..., build=True)``)."""
+    (``SandboxLauncher.start(..., build=True)``). ``offline``: the build has no network, so
+    a failure whose output shows a failed fetch says which tool tried to reach what."""
     if not manifest.build:
         return stage(manifest, cache)
     root = (cache or cache_root()).absolute()  # the sandbox starts elsewhere
@@ -370,10 +384,12 @@ def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProc
                 what = (disk if disk is not None else
                         f"timed out after {build_seconds:g} s" if code is None else
                         f"failed with exit code {code} after {seconds:.1f} s")
+                hint = network_hint(_output(process)) if offline else None
                 raise BuildError(
                     f"bot {manifest.label} ({manifest.folder}): the build step "
                     f"{list(manifest.build)} {what}; the last lines of its output "
-                    f"(all of it in {process.stdout_path.parent}/):\n{_tail(process)}")
+                    f"(all of it in {process.stdout_path.parent}/):\n{_tail(process)}"
+                    + (f"\n{offline_advice(hint)}" if hint else ""))
             archive = work / "output.tar"
             try:
                 dropped = pack_output(workspace, archive)
