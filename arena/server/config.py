@@ -33,7 +33,8 @@
 
     [validation]
     matches = 2                   # conformance matches (as `arena check`) before going live
-    validators = 1                # versions validated at once (default: half the cores)
+    validators = 1                # versions validated at once, besides the quick lane's own
+                                  # validator (default: half the cores)
 
     [cluster]                     # optional: play the matches on a Dask cluster
     address = "tls://head:8786"   # with tls_ca_file, tls_cert_file, tls_key_file (relative
@@ -145,7 +146,7 @@ class League:
     cluster: ClusterSettings | None = None
     validators: int = 1
     """Versions validated at once, each in a worker process of its own, apart from the
-    ladder's match workers."""
+    ladder's match workers and beside the quick lane's own validator."""
     public_url: str | None = None
     """Where browsers reach the league (``https://uno.example.org``) when a reverse proxy
     stands before it: a form's Origin is compared with it, as the proxy may rewrite the

@@ -1,14 +1,13 @@
 """``LeagueStore``'s validation queue: which queued version a free validator takes next,
 where each version stands, and the results that identical sources can reuse.
 
-Each queued version is put in a *lane* when a validator first sees it: ``quick`` (no build
-step) or ``build``. A free validator takes the oldest queued version (first in, first out
-across authors) whose author has no other version being validated (``PER_AUTHOR``). With
-one validator the quick lane goes first, so a quick check waits behind one build at most;
-with more, at most all but one validate builds at once, so one is always free for quick
-checks. A version's *validation key* is what its result depends on (its sources, its
-build, the toolchain and the league's settings): a version whose key matches one already
-validated takes that result at once (``reusable``).
+Each queued version is put in a *lane* as it is submitted: ``quick`` (no build step) or
+``build``. A free validator takes the oldest queued version (first in, first out across
+authors) whose author has no other version being validated (``PER_AUTHOR``); the quick
+lane's own validator takes quick checks only, so a quick check never waits behind a
+compile, only behind another quick check. A version's *validation key* is what its result
+depends on (its sources, its build, the toolchain and the league's settings): a version
+whose key matches one already validated takes that result at once (``reusable``).
 """
 
 from __future__ import annotations
@@ -71,26 +70,21 @@ class ValidationQueue(StoreBase):
                        "key = excluded.key, stage_started_at = NULL, finished_at = NULL",
                        (version_id, lane, key))
 
-    def claim(self, validators: int) -> tuple[int, str] | None:
-        """The next version to validate, taken (``building``) in the same transaction as
-        the choice, so two validators never take one version: (id, lane), or None."""
+    def claim(self, quick_only: bool = False) -> tuple[int, str] | None:
+        """The next version to validate (a quick check, for the quick lane's validator),
+        taken (``building``) in the same transaction as the choice, so two validators never
+        take one version: (id, lane), or None."""
         with self.transaction() as db:
             busy: dict[int, int] = {}
-            builds = 0
-            for author, lane in db.execute(
-                    "SELECT b.author_id, q.lane FROM versions v JOIN bots b ON b.id = v.bot_id "
-                    "JOIN validation q ON q.version_id = v.id WHERE v.status IN (?, ?)",
-                    VALIDATING):
+            for (author,) in db.execute(
+                    "SELECT b.author_id FROM versions v JOIN bots b ON b.id = v.bot_id "
+                    "WHERE v.status IN (?, ?)", VALIDATING):
                 busy[author] = busy.get(author, 0) + 1
-                builds += lane == "build"
-            order = "q.lane = 'build', v.id" if validators == 1 else "v.id"
             for version_id, author, lane in db.execute(
                     "SELECT v.id, b.author_id, q.lane FROM versions v "
                     "JOIN bots b ON b.id = v.bot_id JOIN validation q ON q.version_id = v.id "
-                    f"WHERE v.status = 'queued' ORDER BY {order}").fetchall():
-                if busy.get(author, 0) >= PER_AUTHOR:
-                    continue
-                if lane == "build" and validators > 1 and builds >= validators - 1:
+                    "WHERE v.status = 'queued' ORDER BY v.id").fetchall():
+                if busy.get(author, 0) >= PER_AUTHOR or (quick_only and lane != "quick"):
                     continue
                 db.execute("UPDATE versions SET status = 'building' WHERE id = ?",
                            (version_id,))
@@ -167,14 +161,10 @@ class ValidationQueue(StoreBase):
         queued = self.db.execute(
             "SELECT v.id, COALESCE(q.lane, 'build') FROM versions v LEFT JOIN validation q "
             "ON q.version_id = v.id WHERE v.status = 'queued'").fetchall()
-        if lane == "quick":
-            ahead = sum(other == "quick" and vid < version_id for vid, other in queued)
-        elif validators == 1:  # the quick lane goes first
-            ahead = sum(other == "quick" or vid < version_id for vid, other in queued
-                        if vid != version_id)
-        else:
-            ahead = sum(other == "build" and vid < version_id for vid, other in queued)
-        workers = 1 if lane == "quick" or validators == 1 else validators - 1
+        # Quick checks older than it go to the quick lane's validator, mostly: a build
+        # waits for the older builds, a quick check for the older quick checks.
+        ahead = sum(other == lane and vid < version_id for vid, other in queued)
+        workers = validators + (lane == "quick")
         estimate = None if typical is None else typical * (ahead // workers + 1)
         return QueueState(lane, "queued", ahead + 1, None, estimate)
 

@@ -1,6 +1,7 @@
-"""The server's validators: ``[validation] validators`` threads, each with its own store
-connection and worker process (``Validator``), taking queued versions as the queue says
-(``arena.server.queue``), apart from the ladder's match workers.
+"""The server's validators: ``[validation] validators`` threads and one more for the quick
+lane, each with its own store connection and worker process (``Validator``), taking queued
+versions as the queue says (``arena.server.queue``), apart from the ladder's match
+workers.
 
 A version whose validation key matches one already validated gets that version's result
 at once, named as such: identical sources are not built or checked again. What an author
@@ -53,17 +54,19 @@ class Validators:
         self.league = league
         self.stop_event = stop_event
         self.guarded = guarded
-        self.count = league.validators
         self.paths = ServerPaths(league.data)
-        self.workers = [Validator() for _ in range(self.count)]
+        self.workers = [Validator() for _ in range(league.validators + 1)]
+        """The last takes quick checks only."""
 
     def start(self) -> list[threading.Thread]:
         threading.Thread(target=toolchain_identity, name="arena-toolchain", daemon=True).start()
         threads = []
         for index, worker in enumerate(self.workers):
+            quick = index == len(self.workers) - 1
             thread = threading.Thread(target=self.guarded,
-                                      args=(functools.partial(self._loop, worker),),
-                                      name=f"arena-validation-{index + 1}", daemon=True)
+                                      args=(functools.partial(self._loop, worker, quick),),
+                                      name="arena-validation-quick" if quick else
+                                      f"arena-validation-{index + 1}", daemon=True)
             thread.start()
             threads.append(thread)
         return threads
@@ -75,12 +78,12 @@ class Validators:
     def shown(self, text: str) -> str:
         return self.paths.mask(text)
 
-    def _loop(self, worker: Validator) -> None:
+    def _loop(self, worker: Validator, quick_only: bool) -> None:
         store = LeagueStore(self.league.store_path)
         try:
             while not self.stop_event.is_set():
                 self._classify(store)
-                taken = store.claim(self.count)
+                taken = store.claim(quick_only)
                 if taken is None:
                     self.stop_event.wait(IDLE_SECONDS)
                     continue
