@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,8 +67,9 @@ def _arena(*args: str, env: dict[str, str] | None = None, timeout: float = 1800
 
 
 @contextlib.contextmanager
-def league(folder: Path) -> Iterator[tuple[str, str, str, str]]:
-    """A server with the sample league's settings: its address, three authors' tokens."""
+def league(folder: Path) -> Iterator[tuple[str, Callable[[str], str]]]:
+    """A server with the sample league's settings: its address, and a way to add an author
+    (their token), as the organiser does while it runs."""
     text = (ROOT / "sample_bots" / "league.toml").read_text()
     port = _free_port()
     text = text.replace('data = "../runs/sample-league"', 'data = "data"')
@@ -76,8 +77,10 @@ def league(folder: Path) -> Iterator[tuple[str, str, str, str]]:
                                                                   "per_hour = 100")
     path = folder / "league.toml"
     path.write_text(text)
-    tokens = [_arena("server", "add-author", name, "--league", str(path)).stdout.split()[-1]
-              for name in ("alice", "bob", "carol")]
+
+    def author(name: str) -> str:
+        return _arena("server", "add-author", name, "--league", str(path)).stdout.split()[-1]
+
     server = subprocess.Popen([sys.executable, "-m", "arena.cli", "server", str(path)],
                               cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               start_new_session=True)
@@ -89,7 +92,7 @@ def league(folder: Path) -> Iterator[tuple[str, str, str, str]]:
                 if httpx.get(f"{url}/api/league", timeout=2).status_code == 200:
                     break
             time.sleep(0.2)
-        yield url, tokens[0], tokens[1], tokens[2]
+        yield url, author
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=60)
@@ -210,7 +213,7 @@ def main() -> None:
     args = parser.parse_args()
     rows: list[tuple[str, Submitted, Submitted | None]] = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-submit-") as scratch, \
-            league(Path(scratch)) as (url, alice, bob, carol):
+            league(Path(scratch)) as (url, author):
         for name in args.bots:
             try:
                 folder = write_bot(name, Path(scratch) / "bots")
@@ -218,15 +221,16 @@ def main() -> None:
                 rows.append((name, Submitted(name, None, None, "not written", str(error)[:200]),
                              None))
                 continue
-            first = submit(url, alice, folder, args.timeout)
+            token = author(f"author-{name}")  # each a new author: one bot each
+            first = submit(url, token, folder, args.timeout)
             second = None
             if first.status == "active":
                 change_one_line(folder)
-                second = submit(url, alice, folder, args.timeout)
+                second = submit(url, token, folder, args.timeout)
             rows.append((name, first, second))
             print(f"{name}: {_cell(first)}; second {_cell(second)}", flush=True)
         wait, compiling = (None, "") if args.no_wait_test else queue_wait(
-            url, bob, carol, Path(scratch), args.timeout)
+            url, author("compiler"), author("waiter"), Path(scratch), args.timeout)
     print("\nper bot: upload size, seconds from `arena submit` to its final status "
           "(first version; second, one line changed), target")
     for name, first, second in rows:
