@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.server.store_base import StoreBase, league_reading
+from arena.server.versions import SET_STATUS
 
 QUEUE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS validation (     -- a version's way through validation
@@ -94,15 +95,13 @@ class ValidationQueue(StoreBase):
                 return version_id, lane
         return None
 
-    def stage(self, version_id: int, status: str, **logs: str) -> None:
+    def stage(self, version_id: int, status: str, *, build_log: str | None = None,
+              check_report: str | None = None) -> None:
         """The version moves to ``status`` (``checking``, or a final one), its stage's
-        start (or its finish) noted."""
+        start (or its finish) noted in the same transaction."""
         finished = status not in VALIDATING
         with self.transaction() as db:
-            db.execute("UPDATE versions SET status = ?, "
-                       "build_log = COALESCE(?, build_log), "
-                       "check_report = COALESCE(?, check_report) WHERE id = ?",
-                       (status, logs.get("build_log"), logs.get("check_report"), version_id))
+            db.execute(SET_STATUS, (status, build_log, check_report, version_id))
             db.execute(f"UPDATE validation SET {'finished_at' if finished else 'stage_started_at'}"
                        " = ? WHERE version_id = ?", (time.time(), version_id))
 

@@ -12,6 +12,9 @@ from typing import Any
 from arena.server.store_base import SQLITE_INTEGERS, Conflict, StoreBase, checked, league_reading
 from arena.text import lookalike_key
 
+SET_STATUS = ("UPDATE versions SET status = ?, build_log = COALESCE(?, build_log), "
+              "check_report = COALESCE(?, check_report) WHERE id = ?")
+"""A version's new status, and its build log or check report when given."""
 
 @dataclass(frozen=True)
 class Version:
@@ -155,9 +158,7 @@ class Versions(StoreBase):
     def set_status(self, version_id: int, status: str, *, build_log: str | None = None,
                    check_report: str | None = None) -> None:
         with self.transaction() as db:
-            db.execute("UPDATE versions SET status = ?, build_log = COALESCE(?, build_log), "
-                       "check_report = COALESCE(?, check_report) WHERE id = ?",
-                       (status, build_log, check_report, version_id))
+            db.execute(SET_STATUS, (status, build_log, check_report, version_id))
 
     def activate(self, version_id: int, active_per_bot: int) -> list[int]:
         """Make a validated version active; the bot's older active versions beyond
