@@ -3,7 +3,8 @@ seconds from ``arena submit`` to a final status for a first version and for a se
 changes one source line; then how long a Python submission waits behind a running compile.
 
 Each bot is written by ``arena new --lang L`` (which fetches its dependencies into the
-folder, as the kits do for offline builds) or copied from ``sample_bots/``, and submitted to
+folder, for offline local builds; ``arena submit`` leaves them out, since the server
+fetches them from the lockfile) or copied from ``sample_bots/``, and submitted to
 a real league server started for the run on loopback, with the caps and rules of
 ``sample_bots/league.toml`` (its data in a temporary folder). A bot the league refuses or
 fails is reported with the reason, not left out.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -138,18 +140,16 @@ def change_one_line(folder: Path) -> None:
 
 def submit(url: str, token: str, folder: Path, timeout: float) -> Submitted:
     from arena.sandbox import load_manifest
-    from arena.server.uploads import pack
 
     name = load_manifest(folder).name
-    try:
-        size: int | None = len(pack(folder))
-    except Exception as error:  # reported, not raised: the row says why
-        return Submitted(name, None, None, "refused", str(error)[:200])
     started = time.monotonic()
     done = _arena("submit", str(folder), "--server", url, "--wait", timeout=timeout,
                   env={"ARENA_TOKEN": token})
     seconds = time.monotonic() - started
-    lines = (done.stdout + done.stderr).strip().splitlines()
+    printed = done.stdout + done.stderr
+    uploaded = re.search(r"\((\d+) bytes, sources", printed)  # what arena submit sent
+    size = int(uploaded.group(1)) if uploaded else None
+    lines = printed.strip().splitlines()
     status = "active" if done.returncode == 0 else "failed" if any(
         line.strip() == "failed" for line in lines) else "refused"
     note = "" if status == "active" else " / ".join(lines[-3:])[:300]

@@ -1,9 +1,9 @@
 """Bots in any language: the JavaScript and C++ sample bots, and stdio-json bots behind the
 bridge (``arena.bots.stdio_bridge``), played as real processes over the referee.
 
-The JavaScript and C++ bots are built once per session by their own ``bot.toml`` build step
-(``npm ci``; ``cmake``). A missing toolchain fails the tests with the packages to install:
-nothing here is skipped.
+The JavaScript and C++ bots are made ready once per session by their own ``bot.toml``
+(``vendor``: ``npm ci``; ``build``: ``cmake``). A missing toolchain fails the tests with
+the packages to install: nothing here is skipped.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from arena.referee.match import InProcessSeat, MatchOutcome, MatchSpec, Seat, ru
 from arena.referee.relay import SeatRelay
 from arena.rules.options import OFFICIAL
 from arena.sandbox import BotManifest, PlainLauncher, load_manifest
+from arena.sandbox.fetch import ecosystems_of
 from arena.sandbox.plain import resolve_command
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,17 +57,18 @@ def _build(language: str) -> float:
     if missing:
         pytest.fail(f"cannot build the {language} sample bot: {', '.join(missing)} not found "
                     f"on PATH; install {install}", pytrace=False)
+    command = manifest.build or manifest.vendor
     started = time.perf_counter()
     try:
-        result = subprocess.run(manifest.build, cwd=folder, capture_output=True, text=True,
+        result = subprocess.run(command, cwd=folder, capture_output=True, text=True,
                                 timeout=900, check=False)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"the {language} build ({' '.join(manifest.build)}) took over 15 min",
+        pytest.fail(f"the {language} build ({' '.join(command)}) took over 15 min",
                     pytrace=False)
     if result.returncode != 0:
         output = (result.stdout + result.stderr)[-4000:]
         pytest.fail(f"the {language} sample bot's build step failed "
-                    f"({' '.join(manifest.build)} in {folder}, exit {result.returncode}); "
+                    f"({' '.join(command)} in {folder}, exit {result.returncode}); "
                     f"it needs {install}:\n{output}", pytrace=False)
     return time.perf_counter() - started
 
@@ -111,8 +113,9 @@ def test_proto_copy_is_up_to_date(language: str) -> None:
 
 def test_manifests() -> None:
     javascript, cpp, bash = (load_manifest(SAMPLES / n) for n in ("javascript", "cpp", "bash"))
-    assert (javascript.language, javascript.run[0], javascript.build[:2]) == (
-        "javascript", "node", ("npm", "ci"))
+    assert (javascript.language, javascript.run[0], javascript.build) == (
+        "javascript", "node", ())
+    assert [e.lockfile for e in ecosystems_of(javascript)] == ["package-lock.json"]
     assert cpp.language == "cpp" and cpp.build and "cmake" in " ".join(cpp.build)
     assert (bash.language, bash.protocol, bash.run) == ("stdio-json", "stdio-json",
                                                          ("bash", "bot.sh"))
@@ -123,11 +126,10 @@ def test_manifests() -> None:
 @pytest.mark.parametrize("language", ["javascript", "cpp", "bash"])
 def test_sample_bot_passes_arena_check(bots: dict[str, BotManifest], language: str,
                                        tmp_path: Path) -> None:
-    # Its build step is `npm ci`, which needs the registry (builds are offline by default).
-    network = ["--build-network"] if language == "javascript" else []
+    # The JavaScript bot's dependencies come from the fetch step: its build is offline.
     result = subprocess.run(
         [sys.executable, "-m", "arena.cli", "check", str(bots[language].folder),
-         "--logs", str(tmp_path), *network],
+         "--logs", str(tmp_path)],
         capture_output=True, text=True, timeout=300, check=False, cwd=ROOT)
     output = result.stdout + result.stderr
     assert result.returncode == 0, output

@@ -20,7 +20,9 @@ import pytest
 
 from arena import kits
 from arena.sandbox import load_manifest
-from arena.sandbox.build import build_key, cache_root
+from arena.sandbox.build import cache_root
+from arena.sandbox.fetch import ecosystems_of
+from arena.sandbox.pipeline import ready_key
 
 ROOT = Path(__file__).resolve().parents[1]
 PROTO = ROOT / "protos" / "uno_arena" / "v1" / "referee.proto"
@@ -57,8 +59,8 @@ def test_a_new_kit_passes_arena_check_built_offline(language: str, tmp_path: Pat
     assert checked.returncode == 0, output
     assert "all checks passed" in checked.stdout, output
     assert "WARN" not in checked.stdout, output
-    if manifest.build:  # built once into the cache, by content: seasons reuse it offline
-        assert (cache_root() / build_key(manifest)).is_dir(), output
+    if manifest.build or ecosystems_of(manifest):  # made ready once, kept by content:
+        assert (cache_root() / ready_key(manifest)).is_dir(), output  # seasons reuse it
     # The check's match logs are kept; their header shows the build had no network.
     [log, *_] = sorted(logs.glob("*.jsonl.gz"))
     with gzip.open(log, "rt") as lines:
@@ -163,7 +165,7 @@ def test_no_vendor_then_arena_vendor(tmp_path: Path) -> None:
     folder = tmp_path / "later-bot"
     result, _ = arena("new", str(folder), "--lang", "javascript", "--no-vendor")
     assert result.returncode == 0, result.stderr
-    assert f"its dependencies are not fetched yet: arena vendor {folder}" in result.stdout
+    assert f"arena vendor {folder} puts them there" in result.stdout
     assert not (folder / "node_modules").exists()
     fetched, _ = arena("vendor", str(folder))
     assert fetched.returncode == 0, fetched.stderr

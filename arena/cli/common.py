@@ -25,6 +25,7 @@ from arena.sandbox import (
     load_manifest,
     prepare,
 )
+from arena.sandbox.fetch import ecosystems_of
 
 Number = TypeVar("Number", int, float)
 
@@ -54,7 +55,8 @@ def sandbox_limits(args: argparse.Namespace, command: str) -> SandboxLimits | No
         return SandboxLimits(memory_mib=args.memory, processes=args.processes,
                              cpu_seconds=args.cpu_seconds,
                              build_network=args.build_network,
-                             build_hosts=tuple(args.build_host or ()))
+                             build_hosts=tuple(args.build_host or ()),
+                             fetch=not getattr(args, "no_fetch", False))
     except ValueError as error:
         print(f"arena {command}: {error}", file=sys.stderr)
         return None
@@ -67,6 +69,10 @@ def build_bots(bots: list[BotManifest], args: argparse.Namespace, limits: Sandbo
         return bots
     built = []
     for bot in bots:
+        fetched = [e.lockfile for e in ecosystems_of(bot)] if limits.fetch else []
+        if fetched:
+            print(f"fetching the dependencies of {bot.label} from {', '.join(fetched)} "
+                  "(once: kept in the build cache)", file=sys.stderr, flush=True)
         if bot.build:
             print(f"building {bot.label}: {' '.join(bot.build)}", file=sys.stderr, flush=True)
         try:
@@ -97,10 +103,15 @@ def add_sandbox_options(parser: argparse.ArgumentParser) -> None:
                         help=f"CPU seconds per bot process (default {defaults.cpu_seconds})")
     parser.add_argument("--no-build", action="store_true",
                         help="run bot folders as they are, skipping their build steps")
+    parser.add_argument("--no-fetch", action="store_true",
+                        help="build from the dependencies arena vendor put in the bot folder, "
+                             "with no fetch step (by default the lockfile's dependencies are "
+                             "fetched from the registries first, as a league server does)")
     network = parser.add_mutually_exclusive_group()
     network.add_argument("--build-network", action="store_true",
                          help="let build steps reach the network (off by default, as in a "
-                              "season: fetch dependencies into the bot folder, arena vendor)")
+                              "season and on a league server: the fetch step gets the "
+                              "dependencies first)")
     network.add_argument("--offline-build", action="store_false", dest="build_network",
                          default=False,
                          help="no network during build steps (the default)")

@@ -105,7 +105,8 @@ def _new(args: argparse.Namespace) -> int:
         shutil.rmtree(staging, ignore_errors=True)
     print(f"wrote {target}/: a {kit.language} bot named {name} ({kit.summary})")
     if manifest.vendor and args.no_vendor:
-        print(f"  its dependencies are not fetched yet: arena vendor {target}")
+        print(f"  its dependencies are not in the folder: arena check fetches them from its "
+              f"lockfile; arena vendor {target} puts them there, for --no-fetch builds")
     print(f"next:  arena check {target}")
     print(f"       arena play {target} sample_bots/python/greedy --matches 20")
     print("       its README.md says how to make it yours")

@@ -48,6 +48,7 @@ def _submit(args: argparse.Namespace) -> int:
     """Pack a bot folder and submit it to a league server (a new version of the bot)."""
     import httpx
 
+    from arena.sandbox.fetch import left_out
     from arena.sandbox.manifest import ManifestError, load_manifest
     from arena.server.uploads import TooLarge, pack
 
@@ -59,7 +60,12 @@ def _submit(args: argparse.Namespace) -> int:
     base = args.server.rstrip("/")
     try:
         manifest = load_manifest(folder)
-        archive = pack(manifest.folder, _caps(base, args.timeout))
+        caps, fetched = _caps(base, args.timeout)
+        leave_out = left_out(manifest, fetched)
+        for name, lockfile, size in leave_out:
+            print(f"left out {name}/ ({_size(size)}): the server fetches it from {lockfile}",
+                  flush=True)
+        archive = pack(manifest.folder, caps, tuple(name for name, _, _ in leave_out))
     except TooLarge as error:
         return _fail(str(error))
     except ManifestError as error:
@@ -88,20 +94,30 @@ def _submit(args: argparse.Namespace) -> int:
         return _fail(f"{base} is not a league server, or not this version's: {error}")
 
 
-def _caps(base: str, timeout: float) -> Any:
+def _caps(base: str, timeout: float) -> tuple[Any, list[str]]:
     """The league's upload caps (``/api/league``), so that a folder too large is refused
-    while it packs; None when the server does not say (it still checks the upload)."""
+    while it packs (None when the server does not say: it still checks the upload), and
+    the ecosystems whose dependencies it fetches itself (left out of the upload)."""
     import httpx
 
     from arena.server.uploads import Caps
 
     try:
         answer = json_value(httpx.get(f"{base}/api/league", timeout=timeout).content)
+    except (httpx.HTTPError, httpx.InvalidURL, ValueError):
+        return None, []
+    try:
         uploads = answer["uploads"]
-        return Caps(int(uploads["max_bytes"]), int(uploads["max_unpacked_bytes"]),
+        caps = Caps(int(uploads["max_bytes"]), int(uploads["max_unpacked_bytes"]),
                     int(uploads["max_files"]))
-    except (httpx.HTTPError, httpx.InvalidURL, ValueError, KeyError, TypeError):
-        return None
+    except (ValueError, KeyError, TypeError):
+        caps = None
+    fetches = answer.get("fetches") if isinstance(answer, dict) else None
+    return caps, [str(name) for name in fetches] if isinstance(fetches, list) else []
+
+
+def _size(count: int) -> str:
+    return f"{count / 1e6:.1f} MB" if count >= 1e6 else f"{count / 1e3:.0f} kB"
 
 
 class NotALeagueServer(ValueError):

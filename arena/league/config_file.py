@@ -123,6 +123,19 @@ class Table:
         except ValueError as error:
             raise self.kind.error(f"{self.path}: [{self.name}] {key}: {error}") from None
 
+    def registries(self, key: str) -> tuple[tuple[str, str], ...]:
+        """An inline table of ecosystem = registry address ("" for none), checked."""
+        from arena.sandbox.fetch import registry_address
+
+        value = self.data.get(key, {})
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise self.error(key, 'a table of ecosystem = "https://..." (or "")', value)
+        try:
+            return tuple((name, registry_address(name, address))
+                         for name, address in sorted(value.items()))
+        except ValueError as error:
+            raise self.kind.error(f"{self.path}: [{self.name}] {error}") from None
+
     def tls_files(self) -> tuple[Path, Path, Path] | None:
         """The CA, certificate and key files (``TLS_FILES``, relative to the file),
         resolved; None when none is named. They go together: all three or none."""

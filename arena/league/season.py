@@ -23,6 +23,8 @@
     backend = "bubblewrap"
     build_network = false      # true: build steps reach registries (never the host)
     build_hosts = []           # hosts beyond the known registries ("npm.example.org")
+    fetch = true               # dependencies from lockfiles, fetched before builds run
+    registries = {}            # a mirror or "" (none) per ecosystem: { npm = "https://..." }
     trusted_bots = false       # true: the fallback sandbox may run them (see arena/sandbox)
     off_turn = "throttle"      # a bot off turn: "throttle" (1% of a core), "freeze", "run"
 
@@ -78,6 +80,13 @@ class SandboxSettings:
     """Hosts an online build may reach beyond the package registries: a mirror, a private
     registry (``arena.sandbox.SandboxLimits.build_hosts``)."""
     build_seconds: int = 600
+    fetch: bool = True
+    """Fetch each bot's dependencies from its lockfile before its build, from the
+    registries alone (``arena.sandbox.fetch``); false: builds use what ``arena vendor`` put
+    in the bot folders."""
+    registries: tuple[tuple[str, str], ...] = ()
+    """Registries that replace the standard ones of the fetch step, by ecosystem (npm, go,
+    cargo, maven, pip); "" fetches nothing for one (``arena.sandbox.SandboxLimits.registries``)."""
     off_turn: str = "throttle"
     """What a bot may do off turn: "throttle" (1% of a core), "freeze" or "run"
     (``arena.sandbox.SandboxLimits.off_turn``)."""
@@ -258,6 +267,8 @@ def match_settings(path: Path, data: dict[str, Any], kind: FileKind = SEASON_FIL
         build_hosts=sandbox_reader.host_names("build_hosts"),
         build_seconds=sandbox_reader.integer("build_seconds", sandbox_defaults.build_seconds, 1,
                                              MOST["build_seconds"]),
+        fetch=sandbox_reader.boolean("fetch", sandbox_defaults.fetch),
+        registries=sandbox_reader.registries("registries"),
         trusted_bots=sandbox_reader.boolean("trusted_bots", sandbox_defaults.trusted_bots),
         off_turn=sandbox_reader.string("off_turn", sandbox_defaults.off_turn,
                                        "throttle|freeze|run"),

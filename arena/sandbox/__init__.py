@@ -14,6 +14,7 @@ before it plays. Backends (``docs/sandbox.md`` compares what each contains):
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,13 +22,15 @@ from typing import Any, Protocol
 
 from arena.sandbox import bubblewrap
 from arena.sandbox.bubblewrap import BubblewrapLauncher
-from arena.sandbox.build import BuildError, build, stage
+from arena.sandbox.build import BuildError
 from arena.sandbox.docker import DockerLauncher
 from arena.sandbox.environment import compile_sdk
 from arena.sandbox.fallback import TRUST_HINT, FallbackLauncher
+from arena.sandbox.fetch import STANDARD_REGISTRIES
 from arena.sandbox.launcher import Backend, SandboxError, SandboxLauncher, StartedProcess
 from arena.sandbox.limits import DEFAULT_LIMITS, OFF_TURN, SandboxLimits
 from arena.sandbox.manifest import BotManifest, ManifestError, load_manifest
+from arena.sandbox.pipeline import make_ready
 from arena.sandbox.plain import PlainLauncher, PlainProcess, resolve_command
 
 Launcher = SandboxLauncher | PlainLauncher
@@ -122,29 +125,36 @@ def sandbox_record(launchers: Sequence[object]) -> dict[str, Any]:
 
 def prepare(manifest: BotManifest, backend: str | Backend = Backend.BUBBLEWRAP,
             limits: SandboxLimits = DEFAULT_LIMITS, log_dir: Path = Path("runs"), *,
-            trusted: bool = False, cache: Path | None = None) -> BotManifest:
-    """Run the bot's build step (if its bot.toml has one) once, in the backend's sandbox,
-    and return the manifest to play with (its built folder in the build cache, ``cache``
-    or ``ARENA_BUILD_CACHE``, reused while the bot and the toolchain are unchanged); the
-    build's output goes to ``log_dir/builds/``. BuildError if it fails; SandboxError if the
-    backend refuses the bot (see ``make_launcher``)."""
-    if not manifest.build:
-        return stage(manifest, cache)  # exactly its sources, as hashed
+            trusted: bool = False, cache: Path | None = None, owner: str | None = None
+            ) -> BotManifest:
+    """Make the bot ready to play, once, in the backend's sandbox: its dependencies
+    fetched from its lockfile (unless ``limits.fetch`` is off), then its build step (if
+    its bot.toml has one) run offline (``arena.sandbox.pipeline``); return the manifest to
+    play with (its folder in the build cache, ``cache`` or ``ARENA_BUILD_CACHE``, reused
+    while the bot, its dependencies and the toolchain are unchanged). ``owner`` names whose
+    compiler caches the build may use (the server's authors). The output of each step goes
+    to ``log_dir/builds/``. BuildError if a step fails; SandboxError if the backend refuses
+    the bot (see ``make_launcher``)."""
     builds = log_dir / "builds"
 
-    def start(built: BotManifest, label: str) -> StartedProcess:
-        launcher = make_launcher(backend, built, limits, builds, label, trusted=trusted)
+    def start(built: BotManifest, label: str, argv: list[str],
+              hosts: tuple[str, ...] | None) -> StartedProcess:
+        used = limits if hosts is None else dataclasses.replace(
+            limits, build_network=True, build_hosts=hosts, egress_only=True)
+        launcher = make_launcher(backend, built, used, builds, label, trusted=trusted)
         if isinstance(launcher, PlainLauncher):
             env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(built.folder),
                    "LANG": "C.UTF-8"}
-            return PlainProcess(list(built.build), built.folder, env, builds, label,
-                                limits.output_bytes)
-        return launcher.start(list(built.build), {}, None, build=True)
+            return PlainProcess(argv, built.folder, env, builds, label, used.output_bytes)
+        return launcher.start(argv, {}, None, build=True)
 
     # A sandboxed build has no network unless the season allows it (a plain one has the
     # host's).
     offline = not limits.build_network and Backend(backend) is not Backend.PLAIN
-    return build(manifest, start, limits.build_seconds, cache, offline=offline)
+    registries = limits.registries if limits.fetch else tuple(
+        (name, "") for name in STANDARD_REGISTRIES)
+    return make_ready(manifest, start, limits.build_seconds, cache, offline,
+                      registries=registries, owner=owner)
 
 
 class SandboxSettingsLike(Protocol):
@@ -172,6 +182,8 @@ def limits_from(settings: SandboxSettingsLike) -> SandboxLimits:
                          build_network=getattr(settings, "build_network", False),
                          build_hosts=getattr(settings, "build_hosts", ()),
                          build_seconds=getattr(settings, "build_seconds", 600),
+                         fetch=getattr(settings, "fetch", True),
+                         registries=getattr(settings, "registries", ()),
                          off_turn=getattr(settings, "off_turn", "throttle"))
 
 

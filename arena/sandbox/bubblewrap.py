@@ -304,7 +304,9 @@ class BubblewrapLauncher(SandboxLauncher):
             try:
                 route = build_network.attach(process.pid, uid,
                                              lambda: process.poll() is None,
-                                             limits.build_hosts)
+                                             limits.egress_hosts(),
+                                             build_network.stop_at_refusal(process)
+                                             if limits.egress_only else None)
             except build_network.NetworkUnavailable as error:
                 process.kill()
                 raise SandboxError(

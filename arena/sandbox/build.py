@@ -124,13 +124,16 @@ def build_key(manifest: BotManifest) -> str:
     return hashlib.sha256(described.encode()).hexdigest()
 
 
-def copy_sources(folder: Path, target: Path) -> None:
+def copy_sources(folder: Path, target: Path, only: set[str] | None = None) -> None:
     """Copy exactly the bot's sources, what its content hash covers (``source_entries``:
     not what its .gitignore names), into ``target`` (made if missing), file by file below
     the folder, never through a link (the folder was checked by ``load_manifest``: its
-    links stay inside it)."""
+    links stay inside it). ``only``: just these paths, and the folders that hold them."""
     target.mkdir(mode=0o755, exist_ok=True)
+    holders = {str(Path(p).parents[i]) for p in only or () for i in range(len(Path(p).parts) - 1)}
     for entry in source_entries(folder, modes=True):
+        if only is not None and entry.relative not in only and entry.relative not in holders:
+            continue
         path = target / entry.relative
         if entry.kind == "dir":
             path.mkdir(mode=0o755)
@@ -158,9 +161,10 @@ def hand_over(folder: Path, uid: int) -> None:
     os.chmod(folder, 0o755)
 
 
-def pack_output(folder: Path, archive_path: Path) -> list[str]:
+def pack_output(folder: Path, archive_path: Path, *, times: bool = False) -> list[str]:
     """Pack the build's output (see the module documentation, step 3) into a tar file;
-    the paths left out (links and special files). BuildError when it is too big."""
+    the paths left out (links and special files). BuildError when it is too big.
+    ``times``: keep each file's modification time (a compiler cache compares them)."""
     dropped: list[str] = []
     total = entries = 0
     with tarfile.open(archive_path, "w", format=tarfile.PAX_FORMAT) as archive:
@@ -201,6 +205,8 @@ def pack_output(folder: Path, archive_path: Path) -> list[str]:
                         raise BuildError(f"the build left more than "
                                          f"{OUTPUT_LIMIT_BYTES // 1024 ** 3} GiB of files")
                     info.size = opened.st_size
+                    if times:
+                        info.mtime = opened.st_mtime
                     info.mode = 0o755 if opened.st_mode & 0o111 else 0o644
                     archive.addfile(info, file)
             directories[:] = [d for d in directories if d in kept_directories]
@@ -208,7 +214,7 @@ def pack_output(folder: Path, archive_path: Path) -> list[str]:
 
 
 def unpack_output(archive_path: Path, folder: Path) -> None:
-    """Unpack a build archive into ``folder`` (a fresh one, which ``_kept`` moves into
+    """Unpack a build archive into ``folder`` (a fresh one, which ``cache_entry`` moves into
     place)."""
     with tarfile.open(archive_path) as archive:
         archive.extractall(folder, filter="data")
@@ -283,7 +289,7 @@ def _output(process: StartedProcess, most: int = 256 * 1024) -> str:
     return "\n".join(parts)
 
 
-def _kept(root: Path, key: str, fill: Callable[[Path], None]) -> Path:
+def cache_entry(root: Path, key: str, fill: Callable[[Path], None]) -> Path:
     """The cache entry ``root/key``: reused while it matches the digest stored beside it,
     else made (again) by ``fill`` in a fresh folder, which is moved into place in one step
     once its digest is written: its existence says it is complete. A file lock makes
@@ -326,7 +332,7 @@ def stage(manifest: BotManifest, cache: Path | None = None) -> BotManifest:
     content hash covers, kept in the build cache under their digest. Run from its own
     folder, it would also see what its ``.gitignore`` names, which no hash covers: code
     put there would change the bot and not its version."""
-    kept = _kept((cache or cache_root()).absolute(), f"sources-{manifest.content_digest()}",
+    kept = cache_entry((cache or cache_root()).absolute(), f"sources-{manifest.content_digest()}",
                  lambda staging: copy_sources(manifest.folder, staging))
     return dataclasses.replace(manifest, folder=kept, origin=manifest.home)
 
@@ -353,18 +359,52 @@ def _wait_watching_disk(process: StartedProcess, folder: Path, seconds: float
                           f"{DISK_RESERVE_BYTES // 1024 ** 2} MiB free left")
 
 
-def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProcess],
-          build_seconds: float, cache: Path | None = None, offline: bool = False
-          ) -> BotManifest:
+Starter = Callable[[BotManifest, str, list[str], "tuple[str, ...] | None"], StartedProcess]
+"""``start(workspace, label, argv, hosts)`` starts ``argv`` in the sandbox with ``workspace``
+as its writable folder (``SandboxLauncher.start(..., build=True)``); ``hosts``: online to
+these hosts alone (the fetch step), or None for the build's own network setting."""
+
+
+def run_sandboxed(manifest: BotManifest, workspace: Path, start: Starter, label: str,
+                  argv: list[str], seconds: float, what: str, *, offline: bool,
+                  hosts: tuple[str, ...] | None = None) -> StartedProcess:
+    """Run ``argv`` (a build or fetch step, ``what``) in ``workspace`` and wait for it;
+    BuildError, quoting the end of its output, unless it ends with exit code 0."""
+    started = time.monotonic()
+    process = start(dataclasses.replace(manifest, folder=workspace), label, argv, hosts)
+    try:
+        code, disk = _wait_watching_disk(process, workspace.parent, seconds)
+    finally:
+        process.kill()  # every process of the step: nothing changes the tree now
+    elapsed = time.monotonic() - started
+    if code != 0:
+        result = (disk if disk is not None else
+                  f"timed out after {seconds:g} s" if code is None else
+                  f"failed with exit code {code} after {elapsed:.1f} s")
+        hint = network_hint(_output(process)) if offline else None
+        raise BuildError(
+            f"bot {manifest.label} ({manifest.folder}): {what} {result}; the last lines of "
+            f"its output (all of it in {process.stdout_path.parent}/):\n{_tail(process)}"
+            + (f"\n{offline_advice(hint)}" if hint else ""))
+    return process
+
+
+def build(manifest: BotManifest, start: Starter, build_seconds: float,
+          cache: Path | None = None, offline: bool = False, *,
+          key: str | None = None, argv: list[str] | None = None,
+          setup: Callable[[Path], None] | None = None,
+          finish: Callable[[Path], None] | None = None) -> BotManifest:
     """Build ``manifest`` once (see the module documentation) and return the manifest of its
-    built folder (a bot with no build step: ``stage``). ``start(workspace, label)`` starts
-    the build command of the workspace in the sandbox with a writable folder
-    (``SandboxLauncher.start(..., build=True)``). ``offline``: the build has no network, so
-    a failure whose output shows a failed fetch says which tool tried to reach what."""
-    if not manifest.build:
+    built folder (a bot with no build step: ``stage``). ``offline``: the build has no
+    network, so a failure whose output shows a failed fetch says which tool tried to reach
+    what. The fetch step (``arena.sandbox.pipeline``) passes its own ``key``, the command to
+    run (``argv``; empty: none), and what to do in the workspace before (``setup``) and after
+    (``finish``) it."""
+    command = list(manifest.build) if argv is None else argv
+    if not command and setup is None:
         return stage(manifest, cache)
     root = (cache or cache_root()).absolute()  # the sandbox starts elsewhere
-    key = build_key(manifest)
+    key = key or build_key(manifest)
 
     def fill(staging: Path) -> None:
         work = Path(tempfile.mkdtemp(prefix=f".work-{key[:16]}-", dir=root))  # 0700, root's
@@ -372,30 +412,22 @@ def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProc
             workspace = work / "bot"
             copy_sources(manifest.folder, workspace)
             workspace.chmod(0o755)
-            started = time.monotonic()
-            process = start(dataclasses.replace(manifest, folder=workspace),
-                            f"build-{manifest.name}-{key[:16]}")  # made file-safe by the process
-            try:
-                code, disk = _wait_watching_disk(process, work, build_seconds)
-            finally:
-                process.kill()  # every process of the build: nothing changes the tree now
-            seconds = time.monotonic() - started
-            if code != 0:
-                what = (disk if disk is not None else
-                        f"timed out after {build_seconds:g} s" if code is None else
-                        f"failed with exit code {code} after {seconds:.1f} s")
-                hint = network_hint(_output(process)) if offline else None
-                raise BuildError(
-                    f"bot {manifest.label} ({manifest.folder}): the build step "
-                    f"{list(manifest.build)} {what}; the last lines of its output "
-                    f"(all of it in {process.stdout_path.parent}/):\n{_tail(process)}"
-                    + (f"\n{offline_advice(hint)}" if hint else ""))
+            if setup is not None:
+                setup(workspace)
+            dropped: list[str] = []
+            process = None
+            if command:
+                process = run_sandboxed(
+                    manifest, workspace, start, f"build-{manifest.name}-{key[:16]}", command,
+                    build_seconds, f"the build step {list(manifest.build)}", offline=offline)
+            if finish is not None:
+                finish(workspace)
             archive = work / "output.tar"
             try:
                 dropped = pack_output(workspace, archive)
             except BuildError as error:
                 raise BuildError(f"bot {manifest.label} ({manifest.folder}): {error}") from None
-            if dropped:
+            if dropped and process is not None:
                 with contextlib.suppress(OSError), open(process.stderr_path, "a") as log:
                     log.write(f"\n[arena build] left out {len(dropped)} symbolic link(s) and "
                               f"special file(s): {', '.join(dropped[:20])}\n")
@@ -403,4 +435,5 @@ def build(manifest: BotManifest, start: Callable[[BotManifest, str], StartedProc
         finally:
             remove_tree(work)  # the build's own tree: any depth
 
-    return dataclasses.replace(manifest, folder=_kept(root, key, fill), origin=manifest.home)
+    return dataclasses.replace(manifest, folder=cache_entry(root, key, fill),
+                               origin=manifest.home)

@@ -27,7 +27,7 @@ import socket
 import struct
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 REGISTRIES = (
@@ -195,8 +195,12 @@ class EgressProxy:
     """One build's proxy: listens on the host's 127.0.0.1 (``port``), in a thread of its
     own, until ``close()``. ``allowed`` are allowlist entries (``host_pattern``)."""
 
-    def __init__(self, allowed: Iterable[str] = REGISTRIES) -> None:
+    def __init__(self, allowed: Iterable[str] = REGISTRIES,
+                 on_refusal: Callable[[str], None] | None = None) -> None:
         self.allowed = tuple(host_pattern(entry) for entry in allowed)
+        self.on_refusal = on_refusal
+        """Told each refusal's reason, from the proxy's thread (the fetch step stops at
+        its first: a lockfile that names another host cannot succeed)."""
         self.own = host_addresses()
         self.refused = 0
         self.recent_refusals: deque[str] = deque(maxlen=RECENT_REFUSALS)
@@ -266,13 +270,17 @@ class EgressProxy:
         try:
             host, port = parse_connect(header)
             if not listed(host, self.allowed):
-                raise EgressRefused(f"{host} is not a registry this league allows (build "
-                                    "hosts: the known registries and [sandbox] build_hosts)")
+                shown = ", ".join(self.allowed[:4]) + (", ..." if len(self.allowed) > 4 else "")
+                raise EgressRefused(f"{host} is not a registry this step may reach (it may reach "
+                                    f"{shown}: the registries, and [sandbox] build_hosts or "
+                                    "registries)")
             upstream = await self._connect(host, port)
         except EgressRefused as refusal:
             self.refused += 1
             self.recent_refusals.append(str(refusal)[:REASON_CHARS])
             await self._answer(writer, 403, str(refusal))
+            if self.on_refusal is not None:
+                self.on_refusal(str(refusal)[:REASON_CHARS])
             return
         except (TimeoutError, OSError, UnicodeError) as error:
             await self._answer(writer, 502, f"could not reach {host}: {error or 'timed out'}")

@@ -8,6 +8,7 @@ import functools
 from pathlib import Path
 
 from arena import grpc_env
+from arena.sandbox.fetch import PYTHON_PACKAGES
 
 ARENA_PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -15,8 +16,9 @@ BOT_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UT
            "PYTHONDONTWRITEBYTECODE": "1", **grpc_env.current(),
            # Python bots import the very ``arena`` package the referee runs (the SDK and the
            # rules must agree), wherever it is installed: an editable install's import hook
-           # may point elsewhere, at a checkout the sandbox does not show.
-           "PYTHONPATH": str(ARENA_PACKAGE.parent)}
+           # may point elsewhere, at a checkout the sandbox does not show. Then the packages
+           # the fetch step put in the bot's folder (relative: the bot runs in its folder).
+           "PYTHONPATH": f"{ARENA_PACKAGE.parent}:{PYTHON_PACKAGES}"}
 HOST_ONLY = ("PYTHONPATH",)
 """Variables that name host paths: not for a container, which has its own package."""
 

@@ -10,7 +10,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from arena.sandbox.egress import host_pattern
+from arena.sandbox.egress import REGISTRIES, host_pattern
+from arena.sandbox.fetch import registry_address
 
 MIB = 1024 * 1024
 
@@ -71,6 +72,16 @@ class SandboxLimits:
     build_hosts: tuple[str, ...] = ()
     """Hosts an online build may reach beyond the package registries (``egress.REGISTRIES``):
     a mirror, a private registry; a name or ``*.domain``, never an address."""
+    fetch: bool = True
+    """Fetch the dependencies of a bot with a lockfile (``package-lock.json``, ``go.sum``,
+    ``Cargo.lock``, ``pom.xml``) before its build, from its ecosystem's registry alone
+    (``arena.sandbox.fetch``); off: the build uses what ``arena vendor`` put in the folder."""
+    registries: tuple[tuple[str, str], ...] = ()
+    """(ecosystem, registry address) pairs that replace the standard registries of the fetch
+    step (``fetch.STANDARD_REGISTRIES``); an empty address fetches nothing for it."""
+    egress_only: bool = False
+    """An online step that reaches ``build_hosts`` alone, not every registry (the fetch
+    step reaches only its ecosystem's)."""
     off_turn: str = "throttle"
     """What a bot may do while it is not its turn (``OFF_TURN``): ``throttle`` (its cgroup's
     CPU quota drops to 1% until its turn: it cannot take CPU from the seat thinking; one
@@ -89,8 +100,16 @@ class SandboxLimits:
         except (TypeError, AttributeError):
             raise ValueError("sandbox limit build_hosts must be a list of host names") from None
         object.__setattr__(self, "build_hosts", hosts)
+        try:
+            registries = tuple((str(name), registry_address(str(name), str(address)))
+                               for name, address in self.registries)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"sandbox limit {error}" if isinstance(error, ValueError) else
+                             "sandbox limit registries must be (ecosystem, address) pairs"
+                             ) from None
+        object.__setattr__(self, "registries", registries)
         for field in dataclasses.fields(self):
-            if field.name in ("off_turn", "build_hosts"):
+            if field.name in ("off_turn", "build_hosts", "registries"):
                 continue
             value = getattr(self, field.name)
             if isinstance(value, bool):
@@ -102,6 +121,10 @@ class SandboxLimits:
     @property
     def memory_bytes(self) -> int:
         return self.memory_mib * MIB
+
+    def egress_hosts(self) -> tuple[str, ...]:
+        """What an online build's proxy lets it reach (``egress.py``)."""
+        return self.build_hosts if self.egress_only else (*REGISTRIES, *self.build_hosts)
 
     def for_build(self) -> SandboxLimits:
         """Limits for the build step: compilers need more memory, processes and disk than a

@@ -27,9 +27,11 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from arena.sandbox.egress import REGISTRIES, EgressProxy
 
@@ -101,6 +103,22 @@ def namespaced_descendant(pid: int) -> int | None:
     return None
 
 
+class Stoppable(Protocol):
+    stderr_path: Path
+
+    def kill(self) -> None: ...
+
+
+def stop_at_refusal(process: Stoppable) -> Callable[[str], None]:
+    """What a fetch step's proxy does at a refusal: note it in the step's output and stop
+    the step (in a thread of its own: stopping it closes the proxy that calls this)."""
+    def stop(reason: str) -> None:
+        with contextlib.suppress(OSError), open(process.stderr_path, "a") as log:
+            log.write(f"\n[arena fetch] stopped: the proxy refused a tunnel: {reason}\n")
+        threading.Thread(target=process.kill, name="arena-fetch-stop", daemon=True).start()
+    return stop
+
+
 class BuildRoute:
     """A build's way out: pasta (its pid) and the proxy it leads to; ``close`` ends both."""
 
@@ -115,8 +133,9 @@ class BuildRoute:
 
 
 def attach(sandbox_pid: int, uid: int | None, alive: Callable[[], bool],
-           hosts: tuple[str, ...] = ()) -> BuildRoute:
-    """Start a proxy to the registries and ``hosts``, and attach pasta to the network
+           hosts: tuple[str, ...] = REGISTRIES,
+           on_refusal: Callable[[str], None] | None = None) -> BuildRoute:
+    """Start a proxy to ``hosts`` (``SandboxLimits.egress_hosts``), and attach pasta to the network
     namespace of the sandbox started as ``sandbox_pid`` (while ``alive()``) to lead its
     ``PROXY_PORT`` there. NetworkUnavailable if it cannot."""
     pasta = pasta_path()
@@ -129,7 +148,7 @@ def attach(sandbox_pid: int, uid: int | None, alive: Callable[[], bool],
         target = namespaced_descendant(sandbox_pid)
     if target is None:
         raise NetworkUnavailable("the build's sandbox has no network namespace to attach to")
-    proxy = EgressProxy((*REGISTRIES, *hosts))
+    proxy = EgressProxy(hosts, on_refusal)
     folder = Path(tempfile.mkdtemp(prefix="arena-pasta-"))
     try:
         pid_file = folder / "pasta.pid"

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.sandbox.environment import ARENA_PACKAGE
+from arena.sandbox.fetch import unwrapped
 from arena.sandbox.launcher import SandboxError
 from arena.sandbox.manifest import BotManifest
 
@@ -175,6 +176,7 @@ COMMAND_TOOLCHAINS: dict[str, Callable[[], Toolchain]] = {
 def toolchain(manifest: BotManifest, argv: Sequence[str]) -> Toolchain:
     """What the bot's language (and the command it runs) needs, found on this machine."""
     found = LANGUAGE_TOOLCHAINS.get(manifest.language, Toolchain)()
+    argv = unwrapped(argv)  # the fetch and build steps run under a shell that sets variables
     if manifest.protocol == "stdio-json" or sys.executable in argv:
         found += _python()
     if argv and argv[0] in COMMAND_TOOLCHAINS:

@@ -398,12 +398,13 @@ class TooLarge(ManifestError):
     is read)."""
 
 
-def pack(folder: Path, caps: Caps | None = None) -> bytes:
+def pack(folder: Path, caps: Caps | None = None, leave_out: tuple[str, ...] = ()) -> bytes:
     """A bot folder as the .tar.gz ``arena submit`` uploads: its sources as
     ``arena.sandbox.manifest`` lists them (what .gitignore leaves out stays out), files
     and folders only, with normalised owners, times and modes (the same folder packs to
     the same bytes). With ``caps``, TooLarge as soon as the archive passes one of them,
-    naming the folder's largest parts."""
+    naming the folder's largest parts. ``leave_out``: top-level folders not packed (what
+    the server fetches itself: ``arena.sandbox.fetch.left_out``)."""
     from arena.sandbox.manifest import check_folder, read_source, source_entries
 
     check_folder(folder)
@@ -413,6 +414,8 @@ def pack(folder: Path, caps: Caps | None = None) -> bytes:
             tarfile.open(fileobj=compressed, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for entry in source_entries(folder, modes=True):
             relative, kind = entry.relative, entry.kind
+            if relative.split("/", 1)[0] in leave_out:
+                continue
             info = tarfile.TarInfo(relative)
             info.mtime = 0
             if kind == "dir":

@@ -21,6 +21,7 @@ from pathlib import Path
 import arena
 from arena.sandbox import BotManifest, ManifestError, load_manifest
 from arena.sandbox.build import toolchain_identity
+from arena.sandbox.fetch import ecosystems_of, owner_state
 from arena.sandbox.trees import remove_tree
 from arena.server.config import League
 from arena.server.shown import ServerPaths
@@ -29,14 +30,24 @@ from arena.server.validation import ValidationJob, Validator
 
 IDLE_SECONDS = 0.3
 def lane_of(manifest: BotManifest) -> str:
-    return "build" if manifest.build else "quick"
+    """A bot with no build step and no dependencies to fetch is checked in the quick lane."""
+    return "build" if manifest.build or ecosystems_of(manifest) else "quick"
 
 
-def validation_key(content_hash: str, manifest: BotManifest, league: League) -> str:
+def owner_name(author_id: int) -> str:
+    """Whose compiler caches and Maven repository an author's builds use
+    (``arena.sandbox.pipeline``)."""
+    return f"author-{author_id}"
+
+
+def validation_key(content_hash: str, manifest: BotManifest, league: League,
+                   author_id: int) -> str:
     """What a version's validation result depends on: its sources, how it is built and
     run, the toolchains (as the build cache knows them: ``toolchain_identity``), and the
-    league's rules, limits, sandbox and check matches."""
+    league's rules, limits, sandbox and check matches; and its author, where its build
+    reads what the author's earlier builds left (``owner_state``)."""
     parts = {"sources": content_hash, "build": manifest.build, "run": manifest.run,
+             "owner": owner_name(author_id) if owner_state(manifest) else None,
              "language": manifest.language, "protocol": manifest.protocol,
              "arena": arena.__version__, "toolchain": toolchain_identity(),
              "rules": repr(league.rules),
@@ -113,7 +124,8 @@ class Validators:
                     f"the stored sources cannot be used: {error}"))
                 continue
             store.classify(version_id, lane_of(manifest),
-                           validation_key(version.content_hash, manifest, self.league))
+                           validation_key(version.content_hash, manifest, self.league,
+                                          version.author_id))
 
     def _validate(self, store: LeagueStore, worker: Validator, version_id: int,
                   content_hash: str, folder: Path) -> None:
@@ -121,9 +133,11 @@ class Validators:
             return
         logs = self.league.data / "validation" / str(version_id)
         logs.mkdir(parents=True, exist_ok=True)
+        version = store.version(version_id)
+        owner = owner_name(version.author_id) if version is not None else None
         job = ValidationJob(version_id, load_manifest(folder), self.league.sandbox, logs,
                             self.league.data / "builds", self.league.validation_matches,
-                            self.league.rules, self.league.limits)
+                            self.league.rules, self.league.limits, owner)
         built = worker.build(job)
         if self.stop_event.is_set():
             return  # queued again at the next start

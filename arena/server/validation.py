@@ -37,6 +37,7 @@ from arena.sandbox import (
     prepare,
     sandbox_record,
 )
+from arena.sandbox.fetch import ecosystems_of
 
 Outcome = TypeVar("Outcome")
 LOG_TAIL_BYTES = 64 * 1024
@@ -58,6 +59,8 @@ class ValidationJob:
     target score, variants and deadlines), so a version is checked for the matches it
     will play."""
     limits: Limits
+    owner: str | None = None
+    """Whose compiler caches the build may use (``arena.sandbox.pipeline``)."""
 
 
 @dataclass(frozen=True)
@@ -85,11 +88,11 @@ def _tail(path: Path) -> str:
 
 def build_version(job: ValidationJob) -> BuildOutcome:
     """The version's build step (if any) in the sandbox; its output as the build log."""
-    if not job.manifest.build:
+    if not job.manifest.build and not ecosystems_of(job.manifest):
         return BuildOutcome(job.manifest, "no build step (bot.toml has no build)")
     try:
         built = prepare(job.manifest, job.sandbox.backend, limits_from(job.sandbox), job.logs,
-                        trusted=job.sandbox.trusted_bots, cache=job.builds)
+                        trusted=job.sandbox.trusted_bots, cache=job.builds, owner=job.owner)
         failure = ""
     except (BuildError, SandboxError, ManifestError) as error:
         built, failure = None, str(error)

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from arena.rules.seeds import key_commitment
+from arena.sandbox.fetch import fetched_ecosystems
 from arena.server import ladder
 from arena.server.routes.common import integer, need_author, own_version, rated_bot, site_of
 from arena.server.routes.submissions import accept, read_capped
@@ -120,7 +121,8 @@ def api_league(request: Request) -> Response:
                     "max_unpacked_bytes": uploads.max_unpacked_bytes,
                     "max_files": uploads.max_files, "per_hour": uploads.per_hour},
         "validation": {"validators": league.validators,
-                       "matches": league.validation_matches}})
+                       "matches": league.validation_matches},
+        "fetches": fetched_ecosystems(league.sandbox.fetch, league.sandbox.registries)})
 
 
 def api_final(request: Request) -> Response:

@@ -102,7 +102,8 @@ async def accept(request: Request, author: Author, archive: bytes) -> Version:
         manifest = unpacked.manifest
         # Its lane and validation key, known at once (the toolchains are looked at in a
         # thread the first time: it reads files).
-        key = await run_in_threadpool(validation_key, unpacked.content_hash, manifest, league)
+        key = await run_in_threadpool(validation_key, unpacked.content_hash, manifest, league,
+                                       author.id)
         try:
             version = store.add_version(author.id, manifest.name, manifest.version,
                                         unpacked.content_hash, unpacked.archive_sha256,
