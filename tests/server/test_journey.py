@@ -71,6 +71,30 @@ def test_authors_submit_versions_ladder_plays_and_final_ranks(tmp_path: Path) ->
         assert "build_log" not in bot["versions"][0]  # bob sees none of alice's logs
         assert page.status_code == 200 and "v1" in page.text and "v2" in page.text
 
+        # A visitor with no token: the bot's page, its matches against whom, the
+        # head-to-head, the match list; the same in the API, with no author's logs.
+        with server.client() as visitor:
+            page = visitor.get("/bots/greedy.html", follow_redirects=False)
+            table = visitor.get("/head-to-head")
+            listed = visitor.get("/matches", follow_redirects=False)
+            public = visitor.get("/api/bots/greedy").json()
+            everyone = visitor.get("/api/head-to-head").json()["head_to_head"]
+            wrong = visitor.get("/api/me", headers={"Authorization": "Bearer 1.wrong"})
+        assert page.status_code == 200 and listed.status_code == 200
+        assert 'href="/bots/random.html"' in page.text and "Rating change" in page.text
+        [line, *_] = public["recent_matches"]
+        assert line["opponents"][0]["bot"] == "random"
+        assert line["result"] in ("won", "lost", "tied") and line["rating_change"] is not None
+        assert public["record"]["matches"] >= 3 and public["head_to_head"][0]["opponent"] \
+            == "random"
+        assert all("build_log" not in v for v in public["versions"])
+        pair = {(h["bot"], h["opponent"]): h for h in everyone}
+        assert pair[("greedy", "random")]["meetings"] == pair[("random", "greedy")]["meetings"]
+        assert pair[("greedy", "random")]["wins"] + pair[("random", "greedy")]["wins"] == \
+            pair[("greedy", "random")]["meetings"]
+        assert table.status_code == 200 and "greedy" in table.text and "random" in table.text
+        assert wrong.status_code == 401 and "not valid" in wrong.json()["error"]
+
         # Frozen: no new submissions; final: a round robin, official standings, the key.
         arena("server", "advance", "frozen", "--league", str(server.league))
         refused = server.submit("bob", pack(random_bot))

@@ -229,14 +229,14 @@ def test_a_match_pages_log_is_read_and_checked_once(league: League, client: Test
 def test_logging_in_returns_to_the_page_asked_for_with_its_query(client: TestClient,
                                                                    token: str) -> None:
     """The redirect to /login keeps the page's query as well as its path."""
-    asked = client.get("/matches?page=2", follow_redirects=False)
+    asked = client.get("/me?submitted=2", follow_redirects=False)
     assert asked.status_code == 303
-    assert asked.headers["location"] == "/login?next=/matches%3Fpage%3D2"
+    assert asked.headers["location"] == "/login?next=/me%3Fsubmitted%3D2"
     form = client.get(asked.headers["location"])
-    assert 'value="/matches?page=2"' in form.text
-    login = client.post("/login", data={"token": token, "next": "/matches?page=2"},
+    assert 'value="/me?submitted=2"' in form.text
+    login = client.post("/login", data={"token": token, "next": "/me?submitted=2"},
                         follow_redirects=False)
-    assert login.headers["location"] == "/matches?page=2"
+    assert login.headers["location"] == "/me?submitted=2"
 
 
 def test_the_authors_page_shows_no_text_taken_from_its_address(

@@ -15,6 +15,7 @@ from starlette.responses import JSONResponse, Response
 from arena.rules.seeds import key_commitment
 from arena.sandbox.fetch import fetched_ecosystems
 from arena.server import ladder
+from arena.server.routes import botview
 from arena.server.routes.common import integer, need_author, own_version, rated_bot, site_of
 from arena.server.routes.submissions import accept, read_capped
 from arena.server.store import LeagueStore, StoredMatch, Version, seated
@@ -153,7 +154,6 @@ def api_version(request: Request) -> Response:
 
 
 def api_bots(request: Request) -> Response:
-    need_author(request)
     store = site_of(request).store()
     return JSONResponse({"bots": [
         {"name": b.name, "author": b.author, "state": b.state, "reason": b.reason,
@@ -163,26 +163,49 @@ def api_bots(request: Request) -> Response:
 
 
 def api_bot(request: Request) -> Response:
-    author = need_author(request)
+    """A bot: its versions with their ratings and histories, its record, its recent
+    matches (opponents, result, score, rating change) and its head-to-head; its author
+    also gets each version's build log and check report."""
+    site = site_of(request)
+    viewer = site.author(request)
     bot, _, standings = rated_bot(request, "no such bot")
-    store = site_of(request).store()
+    store = site.store()
+    own = viewer is not None and bot.author_id == viewer.id
+    versions = store.versions("WHERE b.id = ?", (bot.id,), logs=own)
+    where, ids = seated([v.id for v in versions])
+    matches = store.matches(f"WHERE status = 'done' AND {where}", ids,
+                            newest_first=True, limit=site.pages.recent_matches)
+    played = botview.record(store, bot.id)
+    records = botview.head_to_head(store, site.league.store_path)
     return JSONResponse({
         "name": bot.name, "author": bot.author, "state": bot.state,
         "reason": bot.reason,
-        "versions": [{**version_json(v, v.author_id == author.id),
+        "record": {"matches": played.matches, "wins": played.wins,
+                   "win_rate": played.win_rate, "last_played": played.last_played},
+        "versions": [{**version_json(v, own),
                       "mu": standings[v.id].mu, "sigma": standings[v.id].sigma,
                       "matches": standings[v.id].matches,
                       "history": [{"match_id": m, "mu": mu, "sigma": sigma}
                                   for m, mu, sigma in standings[v.id].history]}
-                     for v in store.versions("WHERE b.id = ?", (bot.id,),
-                                             logs=bot.author_id == author.id)]})
+                     for v in versions],
+        "recent_matches": [line.to_json() for line in
+                           botview.match_lines(store, versions, standings, matches)],
+        "head_to_head": botview.head_to_head_json(
+            {key: h for key, h in records.items() if key[0] == bot.name})})
+
+
+def api_head_to_head(request: Request) -> Response:
+    """Every two bots' ladder record: meetings, times the first finished ahead (ties
+    half), the rate and its 95% interval."""
+    site = site_of(request)
+    return JSONResponse({"head_to_head": botview.head_to_head_json(
+        botview.head_to_head(site.store(), site.league.store_path))})
 
 
 def api_matches(request: Request) -> Response:
     """Matches by id, oldest first, a page at a time: ``limit`` (default 100, at most
     1,000), ``after`` (the last id of the page before), ``status`` and ``bot`` to
     filter; ``next`` is the address of the next page (None after the last)."""
-    need_author(request)
     store = site_of(request).store()
     query = request.query_params
     unknown = sorted(set(query) - {"limit", "after", "status", "bot"})
@@ -223,7 +246,6 @@ def api_matches(request: Request) -> Response:
 
 
 def api_match(request: Request) -> Response:
-    need_author(request)
     store = site_of(request).store()
     match = store.match(request.path_params["match_id"])
     if match is None:

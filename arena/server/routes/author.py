@@ -1,37 +1,28 @@
 """Logging in and out (a token, kept in an HttpOnly, SameSite=Strict cookie), and what a
-logged-in author sees and does: the bots' pages and rating histories, the match list,
-their own bots' versions with build logs, check reports and stderr logs (never another
-author's), and the submission form."""
+logged-in author sees and does: their own bots' versions with build logs, check reports
+and stderr logs (never another author's), and the submission form."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from markupsafe import Markup
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
-from arena.rating.trueskill_ratings import Leaderboard, Standing
-from arena.report.charts import rating_chart
-from arena.report.data import Bot as ReportBot
-from arena.server.kept import Kept
 from arena.server.routes.common import (
     COOKIE,
     need_author,
     own_version,
     page,
-    page_number,
     pages_author,
-    rated_bot,
     refuse_cross_site,
     site_of,
 )
 from arena.server.routes.submissions import FORM_OVERHEAD, accept, read_capped
 from arena.server.shown import ServerPaths
-from arena.server.store import Version, seated
+from arena.server.store import seated
 from arena.server.uploads import UploadRefused
 from arena.text import file_label
 
@@ -76,46 +67,6 @@ def logout(request: Request) -> Response:
 
 
 # -- pages ----------------------------------------------------------------------------------
-
-
-def bot_page(request: Request) -> Response:
-    author = pages_author(request)
-    if isinstance(author, Response):
-        return author
-    bot, board, standings = rated_bot(request, "no bot has that name")
-    site = site_of(request)
-    store = site.store()
-    versions = store.versions("WHERE b.id = ?", (bot.id,))
-    charts = {v.id: chart(v, standings[v.id], board) for v in versions}
-    where, ids = seated([v.id for v in versions])
-    matches = store.matches(f"WHERE status = 'done' AND {where}", ids,
-                            newest_first=True, limit=site.pages.recent_matches)
-    return page(request, "server_bot.html", bot=bot, versions=versions,
-                standings=standings, charts=charts, matches=matches,
-                own=bot.author_id == author.id, page_name="bot")
-
-
-def matches_page(request: Request) -> Response:
-    """The matches played, being played or failed, newest first, a page at a time (a
-    league holds tens of thousands: one page is read)."""
-    author = pages_author(request)
-    if isinstance(author, Response):
-        return author
-    site = site_of(request)
-    store = site.store()
-    number = page_number(request)
-    per_page = site.pages.matches_per_page
-    where = "WHERE status IN ('done', 'running', 'failed')"
-    pages = max(1, math.ceil(store.count_matches(where) / per_page))
-    if number > pages:
-        raise HTTPException(404, f"there are {pages} page(s) of matches")
-    matches = store.matches(where, newest_first=True, limit=per_page,
-                            offset=(number - 1) * per_page)
-    results: dict[str, list[Any]] = {}
-    for result in store.results(match_ids=[m.match_id for m in matches]):
-        results.setdefault(result.match_id, []).append(result)
-    return page(request, "server_matches.html", matches=matches, results=results,
-                page_name="matches", number=number, pages=pages)
 
 
 def me(request: Request) -> Response:
@@ -198,31 +149,3 @@ async def submit_form(request: Request) -> Response:
         return page(request, "server_me.html", status=status, versions=versions,
                     page_name="me", message=None, error=reason)
     return RedirectResponse(f"/me?submitted={version.id}", status_code=303)
-
-
-# -- rating charts --------------------------------------------------------------------------
-
-
-def chart(version: Version, standing: Standing, board: Leaderboard) -> Markup:
-    """The version's rating history, on the axis every chart of the ladder shares."""
-    bot = ReportBot(version.id, version.bot, f"v{version.number}", version.folder,
-                    version.content_hash, {}, version.bot, standing=standing)
-    return rating_chart(bot, chart_range(board))
-
-
-CHART_RANGES: Kept[int, tuple[Leaderboard, tuple[float, float]]] = Kept(4)
-"""By the ratings' id, each with the ratings themselves (held: their id is not reused)."""
-
-
-def chart_range(board: Leaderboard) -> tuple[float, float]:
-    """The rating axis every chart shares: the ladder's whole range, mu +- sigma over every
-    version's history (a value per result: read once per ratings, which are cached too)."""
-    found = CHART_RANGES.get(id(board))
-    if found is not None and found[0] is board:
-        return found[1]
-    values = [mu + k * sigma for s in board.standings for _, mu, sigma in s.history
-              for k in (-1, 1)]
-    low, high = (min(values) - 1, max(values) + 1) if values else (0.0, 50.0)
-    bounds = (low if math.isfinite(low) else 0.0, high)
-    CHART_RANGES.put(id(board), (board, bounds))
-    return bounds

@@ -35,9 +35,12 @@ LAYOUT = "server_layout.html"
 
 
 class Unauthorized(HTTPException):
-    def __init__(self) -> None:
-        super().__init__(401, "a token is required: log in, or send Authorization: Bearer "
-                         "TOKEN (`arena server add-author` gives one)")
+    def __init__(self, given: bool = False) -> None:
+        super().__init__(401, (
+            "that token is not valid here: check it is this league's, and not one the "
+            "organiser has rotated (`arena server add-author` gives a new one)" if given else
+            "a token is required: log in, or send Authorization: Bearer TOKEN "
+            "(`arena server add-author` gives one)"))
 
 
 @dataclass
@@ -116,7 +119,9 @@ def need_author(request: Request) -> Author:
     """The author the request's token names; HTTP 401 without one."""
     author = site_of(request).author(request)
     if author is None:
-        raise Unauthorized()
+        header = request.headers.get("authorization", "")
+        raise Unauthorized(given=bool(header[7:].strip() if header.lower().startswith(
+            "bearer ") else request.cookies.get(COOKIE, "")))
     return author
 
 

@@ -1,9 +1,11 @@
-"""What anyone sees, logged in or not: the ladder, the final, and each played match's
-page, replay and log as a published report shows them (no bot's stderr: an author sees
-their own bots' at /me), with the report's assets."""
+"""What anyone sees, logged in or not: the ladder, each bot's page (versions, rating
+history, matches), the match list, the head-to-head table, the final, and each played
+match's page, replay and log as a published report shows them (no bot's stderr: an
+author sees their own bots' at /me), with the report's assets."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -23,9 +25,10 @@ from arena.report.render import ASSETS, LogProblem, check_log
 from arena.rules.seeds import key_commitment
 from arena.server import ladder
 from arena.server.kept import Kept
+from arena.server.routes import botview
 from arena.server.routes.api import final_json
-from arena.server.routes.common import page, site_of
-from arena.server.store import StoredMatch
+from arena.server.routes.common import page, page_number, rated_bot, site_of
+from arena.server.store import StoredMatch, seated
 
 MATCH_KINDS = ("matches", "replays")
 """The folders of a match's pages: ``/matches/ID.html`` and ``/replays/ID.html``."""
@@ -93,6 +96,58 @@ def home(request: Request) -> Response:
     return page(request, "server_ladder.html", rows=rows, counts=counts,
                 commitment=key_commitment(key), page_name="ladder",
                 revealed=store.meta("ladder_key_revealed"), actions=store.actions())
+
+
+def bot_page(request: Request) -> Response:
+    """A bot's versions, rating history, record, head-to-head and recent matches; its
+    author also finds links to each version's build log and check report."""
+    bot, board, standings = rated_bot(request, "no bot has that name")
+    site = site_of(request)
+    store = site.store()
+    viewer = site.author(request)
+    versions = store.versions("WHERE b.id = ?", (bot.id,))
+    charts = {v.id: botview.chart(v, standings[v.id], board) for v in versions}
+    where, ids = seated([v.id for v in versions])
+    matches = store.matches(f"WHERE status = 'done' AND {where}", ids,
+                            newest_first=True, limit=site.pages.recent_matches)
+    records = botview.head_to_head(store, site.league.store_path)
+    opponents = sorted(((other, h) for (name, other), h in records.items()
+                        if name == bot.name), key=lambda item: (-item[1].meetings, item[0]))
+    return page(request, "server_bot.html", bot=bot, versions=versions,
+                standings=standings, charts=charts, record=botview.record(store, bot.id),
+                lines=botview.match_lines(store, versions, standings, matches),
+                opponents=opponents, own=viewer is not None and bot.author_id == viewer.id,
+                page_name="bot")
+
+
+def matches_page(request: Request) -> Response:
+    """The matches played, being played or failed, newest first, a page at a time (a
+    league holds tens of thousands: one page is read)."""
+    site = site_of(request)
+    store = site.store()
+    number = page_number(request)
+    per_page = site.pages.matches_per_page
+    where = "WHERE status IN ('done', 'running', 'failed')"
+    pages = max(1, math.ceil(store.count_matches(where) / per_page))
+    if number > pages:
+        raise HTTPException(404, f"there are {pages} page(s) of matches")
+    matches = store.matches(where, newest_first=True, limit=per_page,
+                            offset=(number - 1) * per_page)
+    results: dict[str, list[Any]] = {}
+    for result in store.results(match_ids=[m.match_id for m in matches]):
+        results.setdefault(result.match_id, []).append(result)
+    return page(request, "server_matches.html", matches=matches, results=results,
+                page_name="matches", number=number, pages=pages)
+
+
+def head_to_head_page(request: Request) -> Response:
+    """Every two bots on the ladder: how often each finished ahead of the other."""
+    site = site_of(request)
+    store = site.store()
+    board = ladder.ladder_ratings(store, site.league)
+    names = list(dict.fromkeys(row.version.bot for row in ladder.ladder_rows(store, board)))
+    return page(request, "server_head_to_head.html", names=names, page_name="head-to-head",
+                records=botview.head_to_head(store, site.league.store_path))
 
 
 def final_page(request: Request) -> Response:
