@@ -142,9 +142,13 @@ def _serve(league: Any, args: argparse.Namespace) -> int:
                      "--port (or [league] port)")
     port = listener.getsockname()[1]
     raise_descriptor_limit()  # uvicorn does not time out a request whose headers never end
+    from arena.server import events
+
+    events.configure(args.log_format)
     app = create_app(league)
     print(f"league {league.name}: serving on http://{host}:{port}/ (data in {league.data})",
           flush=True)
+    events.event("serving", league=league.name, address=f"http://{host}:{port}/")
     config = uvicorn.Config(app, log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
@@ -164,4 +168,7 @@ def register(commands: Any) -> None:
     parser.add_argument("--port", type=port_number,
                         help="listen on this port (default: the file's; 0: any free port)")
     parser.add_argument("--reason", help="disqualify: why (shown publicly)")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text",
+                        help="the server's log on stderr: a line per event (submission, "
+                             "version stage, match, error), as text or JSON lines")
     parser.set_defaults(run=_server)

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from arena.server.events import event
 from arena.server.store_base import StoreBase, league_reading
 from arena.server.versions import SET_STATUS
 
@@ -87,6 +88,7 @@ class ValidationQueue(StoreBase):
                     "WHERE v.status = 'queued' ORDER BY v.id").fetchall():
                 if busy.get(author, 0) >= PER_AUTHOR or (quick_only and lane != "quick"):
                     continue
+                event("version", version_id=version_id, status="building", lane=lane)
                 db.execute("UPDATE versions SET status = 'building' WHERE id = ?",
                            (version_id,))
                 now = time.time()
@@ -100,6 +102,7 @@ class ValidationQueue(StoreBase):
         """The version moves to ``status`` (``checking``, or a final one), its stage's
         start (or its finish) noted in the same transaction."""
         finished = status not in VALIDATING
+        event("version", version_id=version_id, status=status)
         with self.transaction() as db:
             db.execute(SET_STATUS, (status, build_log, check_report, version_id))
             db.execute(f"UPDATE validation SET {'finished_at' if finished else 'stage_started_at'}"

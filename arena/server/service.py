@@ -16,10 +16,10 @@ import concurrent.futures
 import concurrent.futures.process
 import contextlib
 import errno
+import logging
 import multiprocessing
 import os
 import secrets
-import sys
 import threading
 import time
 import traceback
@@ -34,6 +34,7 @@ from arena.rules.seeds import MatchSeed
 from arena.sandbox import BotManifest, ManifestError, load_manifest
 from arena.server import ladder
 from arena.server.config import League
+from arena.server.events import event
 from arena.server.store import FINAL_ATTEMPTS, LeagueStore
 from arena.server.uploads import sweep_uploads
 from arena.server.validating import Validators
@@ -145,8 +146,8 @@ class LeagueService:
                 if message != said:
                     self.errors.append(message)
                     del self.errors[:-ERRORS_KEPT]
-                    print(f"arena server: background work failed, retrying every "
-                          f"{RETRY_SECONDS:g} s:\n{message}", file=sys.stderr, flush=True)
+                    event("error", logging.ERROR, what="background work failed",
+                          retry_seconds=RETRY_SECONDS, message=message)
                     said = message
                 self.stop_event.wait(RETRY_SECONDS)
 
@@ -200,6 +201,7 @@ class LeagueService:
                     store.match(job.match_id) for job in in_flight.values()) if m)
                 for job in self._next_jobs(store, free, rounds, ladder_playing):
                     in_flight[self.pool.submit(job)] = job
+                    event("match_started", match_id=job.match_id)
                 rounds += 1
             if not in_flight:
                 self.stop_event.wait(IDLE_SECONDS)
@@ -230,9 +232,13 @@ class LeagueService:
         assert match is not None
         if outcome.record is not None:
             store.record(outcome.record, match.seats)
+            event("match", match_id=match.match_id, kind=match.kind, status="done",
+                  seats=list(match.seats))
         else:
-            store.record_failure(outcome.match_id, outcome.error or outcome.stop or
-                                 "the match failed")
+            reason = outcome.error or outcome.stop or "the match failed"
+            store.record_failure(outcome.match_id, reason)
+            event("match", match_id=match.match_id, kind=match.kind, status="failed",
+                  seats=list(match.seats), reason=str(reason)[:300])
 
     def _ladder_step(self, store: LeagueStore, salt: int) -> bool:
         """One batch of ladder matches, played to the end (the cluster's way)."""
@@ -350,6 +356,8 @@ class LeagueService:
             if self.stop_event.is_set():
                 return
             self.executor = executor
+        for job in jobs:
+            event("match_started", match_id=job.match_id)
         try:
             for outcome in executor.run(jobs):
                 if self.stop_event.is_set():

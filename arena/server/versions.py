@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena.server.events import event
 from arena.server.store_base import SQLITE_INTEGERS, Conflict, StoreBase, checked, league_reading
 from arena.text import lookalike_key
 
@@ -157,6 +158,7 @@ class Versions(StoreBase):
 
     def set_status(self, version_id: int, status: str, *, build_log: str | None = None,
                    check_report: str | None = None) -> None:
+        event("version", version_id=version_id, status=status)
         with self.transaction() as db:
             db.execute(SET_STATUS, (status, build_log, check_report, version_id))
 
@@ -176,4 +178,5 @@ class Versions(StoreBase):
             retired = active[active_per_bot - 1:]
             db.executemany("UPDATE versions SET status = 'retired', retired_at = ? "
                            "WHERE id = ?", [(now, r) for r in retired])
+        event("version", version_id=version_id, status="active", retired=retired)
         return retired

@@ -90,6 +90,13 @@ class Server:
     port: int
     process: subprocess.Popen[bytes] | None = None
     tokens: dict[str, str] = field(default_factory=dict)
+    options: tuple[str, ...] = ()
+    """More options of ``arena server`` (``--log-format json``)."""
+
+    @property
+    def log(self) -> Path:
+        """Where the server's stderr goes (its log)."""
+        return self.league.parent / "server.log"
 
     @property
     def url(self) -> str:
@@ -100,14 +107,14 @@ class Server:
         return self.league.parent / "data"
 
     def start(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "arena.cli", "server", str(self.league),
-             "--port", str(self.port)], cwd=ROOT, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, start_new_session=True)
+        with open(self.log, "ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "arena.cli", "server", str(self.league),
+                 "--port", str(self.port), *self.options], cwd=ROOT,
+                stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            assert self.process.poll() is None, self.process.stderr.read().decode() \
-                if self.process.stderr else "the server ended"
+            assert self.process.poll() is None, self.log.read_text(errors="replace")
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{self.url}/api/standings", timeout=2).status_code == 200:
                     return
@@ -124,8 +131,6 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        if self.process.stderr:
-            self.process.stderr.close()
         self.process = None
 
     def add_author(self, name: str, cli: bool = False) -> str:

@@ -9,6 +9,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from arena.server import ladder
+from arena.server.events import event
 from arena.server.routes.common import site_of
 from arena.server.store import Author, Conflict, Version
 from arena.server.uploads import Caps, UploadRefused, unpack_isolated
@@ -112,9 +113,13 @@ async def accept(request: Request, author: Author, archive: bytes) -> Version:
         except Conflict as error:
             raise UploadRefused(409, str(error)) from None
         store.classify(version.id, lane_of(manifest), key)
+        event("submission", author=author.name, bot=version.bot, version=version.number,
+              version_id=version.id, bytes=len(archive), lane=lane_of(manifest))
         return version
     except UploadRefused as error:
         store.settle_upload(upload, f"refused: {error.reason}"[:500])
+        event("submission_refused", author=author.name, status=error.status,
+              reason=error.reason[:300])
         raise
     except BaseException:
         store.settle_upload(upload, "refused: the server could not take it")
