@@ -261,8 +261,8 @@ async def api_submit(request: Request) -> Response:
     author = await run_in_threadpool(need_author, request)
     site = site_of(request)
     try:
-        archive = await read_capped(request, site.league.uploads.max_bytes, author)
-        version = await accept(request, author, archive)
+        received = await read_capped(request, site.league.uploads.max_bytes, author)
+        version = await accept(request, author, received.body, received.upload)
     except UploadRefused as error:
         headers = {"Retry-After": "600"} if error.status == 429 else None
         return JSONResponse({"error": error.reason}, status_code=error.status,

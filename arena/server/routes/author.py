@@ -129,19 +129,23 @@ async def submit_form(request: Request) -> Response:
         return author
     site = site_of(request)
     try:
-        body = await read_capped(request, site.league.uploads.max_bytes + FORM_OVERHEAD,
-                                 author)
+        received = await read_capped(request, site.league.uploads.max_bytes + FORM_OVERHEAD,
+                                     author)
 
         async def replay() -> dict[str, Any]:
-            return {"type": "http.request", "body": body, "more_body": False}
+            return {"type": "http.request", "body": received.body, "more_body": False}
 
-        async with Request(request.scope, replay).form(
-                max_files=1, max_fields=4, max_part_size=4096) as form:
-            upload = form.get("archive")
-            if upload is None or isinstance(upload, str):
-                raise UploadRefused(422, "choose a .tar.gz archive of the bot folder")
-            archive = await upload.read()
-        version = await accept(request, author, archive)
+        try:
+            async with Request(request.scope, replay).form(
+                    max_files=1, max_fields=4, max_part_size=4096) as form:
+                upload = form.get("archive")
+                if upload is None or isinstance(upload, str):
+                    raise UploadRefused(422, "choose a .tar.gz archive of the bot folder")
+                archive = await upload.read()
+        except (UploadRefused, HTTPException) as error:
+            site.store().settle_upload(received.upload, f"refused: {error}"[:500])
+            raise
+        version = await accept(request, author, archive, received.upload)
     except (UploadRefused, HTTPException) as error:
         status = error.status if isinstance(error, UploadRefused) else error.status_code
         reason = error.reason if isinstance(error, UploadRefused) else str(error.detail)
