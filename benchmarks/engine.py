@@ -45,6 +45,12 @@ functions by own time.
   alone, and all of them together (with ``lazy_scoring``'s 7 rounds a match), at 2 and 4
   players, next to the official rate measured in the same run (``--variant-seconds``,
   ``--no-variants``).
+
+* **training environments** -- our PettingZoo environment (``arena.env.UnoEnv``, the ``env``
+  extra) driven by ``last()`` / ``step()`` with a random index of each action mask, matches
+  to 500, next to RLCard's env driven by ``reset`` / ``step`` as above: steps per second, each
+  step with its observation (our encoded vector and mask; RLCard's planes and legal ids).
+  The finished agents' ``step(None)`` calls count as no step (``--env-seconds``, ``--no-env``).
 """
 
 from __future__ import annotations
@@ -415,6 +421,68 @@ def house_rules(repeats: int, seconds: float, seed: int) -> None:
     print()
 
 
+def run_aec(players: int, seed: int, seconds: float) -> Sample:
+    from arena.env import UnoEnv  # here: the env extra is optional
+
+    env = UnoEnv(players)
+    decisions = games = 0
+    start, cpu = time.perf_counter(), time.process_time()
+    while True:
+        env.reset(seed=seed + games)
+        choose = random.Random(seed * 16 + games).choice
+        for _ in env.agent_iter():
+            observed, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            env.step(choose(np.flatnonzero(observed["action_mask"]).tolist()))
+            decisions += 1
+        games += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return Sample(decisions, games, elapsed, time.process_time() - cpu)
+
+
+def training_envs(repeats: int, seconds: float, seed: int) -> None:
+    """Our AEC environment's steps per second next to RLCard's env, in the same run."""
+    print(f"Training environments: steps/s, a random legal action and an observation each step; "
+          f"{repeats} repetitions x >= {seconds:g} s, interleaved; median (min-max)")
+    rows: list[tuple[str, Callable[[int, int, float], Sample]]] = [
+        ("arena.env UnoEnv: last/step", run_aec), ("RLCard env: reset/step", run_env_step)]
+    for label, runner in list(rows):  # warm-up, untimed; a runner that cannot run says why
+        try:
+            runner(2, seed - 1, 0.0)
+        except Exception as error:  # an optional extra missing, or RLCard failing here
+            print(f"  {label}: cannot run here ({type(error).__name__}: {error})")
+            rows.remove((label, runner))
+    runs: dict[tuple[str, int], list[Sample]] = {(n, p): [] for n, _ in rows
+                                                 for p in PLAYER_COUNTS}
+    for rep in range(repeats):
+        for players in PLAYER_COUNTS:
+            for label, runner in rows:
+                gc.collect()
+                runs[label, players].append(runner(players, seed + rep * 7919, seconds))
+    header = (f"{'environment':<30} {'players':>7} {'steps/s':>10} {'(min - max)':>21} "
+              f"{'games':>7} {'CPU share':>10}")
+    print(header)
+    print("-" * len(header))
+    medians: dict[tuple[str, int], float] = {}
+    for players in PLAYER_COUNTS:
+        for label, _ in rows:
+            rates = [s.rate for s in runs[label, players]]
+            medians[label, players] = statistics.median(rates)
+            spread = f"({min(rates):,.0f} - {max(rates):,.0f})"
+            games = sum([s.games for s in runs[label, players]])
+            share = min([s.cpu_seconds / s.seconds for s in runs[label, players]])
+            print(f"{label:<30} {players:>7} {medians[label, players]:>10,.0f} {spread:>21} "
+                  f"{games:>7,} {share:>10.0%}")
+    if len(rows) == 2:
+        ratios = ", ".join(f"{p} players {medians[rows[0][0], p] / medians[rows[1][0], p]:.2f}x"
+                           for p in PLAYER_COUNTS)
+        print(f"(ours: matches to 500; RLCard: single rounds)  ours / RLCard env: {ratios}")
+    print()
+
+
 def profile(matches: int, seed: int) -> None:
     print(f"cProfile of our 2-player loop: {matches} matches to 500, observation every decision; "
           f"{pin_to_one_core()}")
@@ -453,9 +521,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                              "configuration (default 0.5; 3 repetitions)")
     parser.add_argument("--no-variants", action="store_true",
                         help="skip the house-rules section")
+    parser.add_argument("--env-seconds", type=float, default=0.5,
+                        help="minimum seconds per repetition of each training-environment "
+                             "configuration (default 0.5; 3 repetitions)")
+    parser.add_argument("--no-env", action="store_true",
+                        help="skip the training-environments section")
     args = parser.parse_args(argv)
-    if args.repeats < 1 or args.seconds <= 0 or args.variant_seconds <= 0:
-        parser.error("--repeats must be at least 1, --seconds and --variant-seconds positive")
+    if args.repeats < 1 or min(args.seconds, args.variant_seconds, args.env_seconds) <= 0:
+        parser.error("--repeats must be at least 1, --seconds, --variant-seconds and "
+                     "--env-seconds positive")
     if args.profile:
         profile(args.profile_matches, args.seed)
     else:
@@ -463,6 +537,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not args.no_variants:
             print()
             house_rules(3, args.variant_seconds, args.seed)
+        if not args.no_env:
+            if args.no_variants:  # the house rules' table ends with a blank line
+                print()
+            training_envs(3, args.env_seconds, args.seed)
 
 
 if __name__ == "__main__":
