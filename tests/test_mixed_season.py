@@ -13,7 +13,9 @@ from arena.league.executor import LocalExecutor
 from arena.league.season import load_season
 from arena.league.store import SeasonStore
 from arena.sandbox import load_manifest
-from arena.sandbox.build import CACHE_VARIABLE, build_key
+from arena.sandbox.build import CACHE_VARIABLE
+from arena.sandbox.fetch import ecosystems_of
+from arena.sandbox.pipeline import ready_key
 
 ROOT = Path(__file__).resolve().parents[1]
 BOTS = ROOT / "sample_bots"
@@ -35,7 +37,7 @@ target_score = 200
 
 [sandbox]
 backend = "bubblewrap"
-build_network = true
+
 
 [output]
 folder = "{tmp_path / 'out'}"
@@ -54,10 +56,10 @@ folder = "{tmp_path / 'out'}"
                          "bash-greedy"}
     finally:
         store.close()
-    # Each entrant with a build step was built (by this season, or earlier in this session)
-    # into the build cache, under its build key.
+    # Each entrant with a build step or a lockfile was made ready (by this season, or
+    # earlier in this session) into the build cache, under its key.
     cache = Path(os.environ[CACHE_VARIABLE])
-    built = [m for m in season.entrants if m.build]
+    built = [m for m in season.entrants if m.build or ecosystems_of(m)]
     assert sorted(m.name for m in built) == ["cpp-strategist", "javascript-strategist"]
     for manifest in built:
-        assert load_manifest(cache / build_key(manifest)).name == manifest.name
+        assert load_manifest(cache / ready_key(manifest)).name == manifest.name

@@ -122,10 +122,11 @@ def test_the_server_answers_503_says_why_once_and_recovers_once_repaired(
         db.close()
         assert server.process is not None
         server.process.send_signal(signal.SIGTERM)
-        _, log = server.process.communicate(timeout=30)
+        server.process.wait(timeout=30)
         server.process = None
     finally:
         server.stop()
     said = "match 'L000001', seat 1: its faults are not a JSON list of objects"
-    requests = [line for line in log.decode().splitlines() if "cannot be answered" in line]
+    log = server.log.read_text()
+    requests = [line for line in log.splitlines() if "cannot be answered" in line]
     assert len(requests) == 1 and said in requests[0] and str(store_path) in requests[0]
