@@ -161,7 +161,11 @@ def test_a_flooding_bot_is_cut_off(tracker: Tracker, tmp_path: Path) -> None:
     assert memory.growth < 32 * 1024 * 1024, f"the referee grew by {memory.growth} bytes"
     bad, good = outcome.seats
     assert [f.kind for f in bad.faults] == [FaultKind.FLOODED], bad.faults
-    assert f"more than {INBOX_MESSAGES} messages or {INBOX_BYTES} bytes" in bad.faults[0].reason
+    # Whichever bound the flood meets first, the inbox's or the relay's budget: which one
+    # depends on how the machine schedules the two, and both cut the bot off.
+    reason = bad.faults[0].reason
+    assert (f"more than {INBOX_MESSAGES} messages or {INBOX_BYTES} bytes" in reason
+            or "more than its budget of" in reason), reason
     assert bad.disqualified and good.faults == []
     assert outcome.places == (2, 1)
     faults = [r for r in read_log(log) if r["type"] == "fault"]
