@@ -8,17 +8,19 @@ the prior's uncertainty; under ``new_version_rating = "carry_mean"`` it starts f
 predecessor's mean at that point. A bot's row on the ladder is its newest active (or, once
 it has none, newest rated) version; its older versions keep their history.
 
-Matchmaking, one table at a time while slots are free: the version to seat first is a new
-one still in its placement matches (fewest played first), else the most uncertain one
-(highest sigma); its opponents are the closest in rating (mu). A version plays one match at
-a time, an author's bots at most ``max_running_per_author`` at once, and an author's bots
-never meet unless ``same_author_matches``.
+Matchmaking, one table at a time while slots are free, by ``arena.server.matchmaking``'s
+rule (placement matches first, then whoever is overdue, then the match that teaches the
+ladder most about its order, with a cap on one pair's repeats), over the ratings, the
+matches each pair of versions has played and how long each version has waited. A version
+plays one match at a time, an author's bots at most ``max_running_per_author`` at once,
+and an author's bots never meet unless ``same_author_matches``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import random
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -29,6 +31,7 @@ from arena.league.schedule import schedule, too_large
 from arena.rating.official import OfficialStandings, official_standings
 from arena.rating.outcome import Outcome
 from arena.rating.trueskill_ratings import Leaderboard, Standing, rate_season
+from arena.server import matchmaking
 from arena.server.config import PHASES, League
 from arena.server.kept import Kept
 from arena.server.store import LeagueStore, Recorded, Result, Version
@@ -169,55 +172,66 @@ def ladder_rows(store: LeagueStore, board: Leaderboard) -> list[LadderRow]:
 def pick_tables(store: LeagueStore, league: League, board: Leaderboard, slots: int,
                 salt: int) -> list[tuple[int, ...]]:
     """Up to ``slots`` new tables (version ids by seat) among the active versions of the
-    bots still entered; ``salt`` varies the seat order between calls."""
+    bots still entered (``arena.server.matchmaking``); ``salt`` varies the seat order
+    between calls."""
     settings = league.ladder
     standings = {s.entrant_id: s for s in board.standings}
     active = store.versions("WHERE v.status = 'active' AND b.state = 'entered'")
     running = store.running_counts()
     author_of = {v.id: v.author_id for v in store.versions()}
     author_running: dict[int, int] = defaultdict(int)
+    counts = dict(_pair_counts(board))
     for match in store.matches("WHERE status = 'running'"):
         for author in {author_of[v] for v in match.seats}:
             author_running[author] += 1
-    rng = random.Random(salt)
-    tables: list[tuple[int, ...]] = []
-    unusable: set[int] = set()
-    while len(tables) < slots:
-        free = [v for v in active if not running.get(v.id) and v.id not in unusable
-                and author_running[v.author_id] < settings.max_running_per_author]
-        if len(free) < settings.table_size:
-            break
+        for pair in itertools.combinations(sorted(set(match.seats)), 2):
+            counts[pair] = counts.get(pair, 0) + 1
+    made = store.count_matches("WHERE kind = 'ladder'")
 
-        def placed(version: Version) -> int:
-            return standings[version.id].matches + running.get(version.id, 0)
+    def entrant(version: Version) -> matchmaking.Entrant:
+        standing = standings[version.id]
+        last = _ladder_number(standing.history[-1][0]) if standing.history else 0
+        return matchmaking.Entrant(version.id, version.author_id, standing.mu,
+                                   standing.sigma, standing.matches + running.get(version.id, 0),
+                                   made - last)
 
-        def priority(version: Version) -> tuple[int, float, int]:
-            if placed(version) < settings.placement_matches:
-                return (0, placed(version), version.id)
-            return (1, -standings[version.id].sigma, version.id)
+    constraints = matchmaking.Constraints(settings.table_size, settings.placement_matches,
+                                          settings.same_author_matches,
+                                          settings.max_running_per_author)
+    return matchmaking.pick_tables(
+        [entrant(v) for v in active if not running.get(v.id)], counts, constraints,
+        author_running, slots, random.Random(salt),
+        playing=[entrant(v) for v in active if running.get(v.id)])
 
-        focus = min(free, key=priority)
-        mu = standings[focus.id].mu
-        table = [focus]
-        for candidate in sorted(free, key=lambda v: (abs(standings[v.id].mu - mu), v.id)):
-            if len(table) == settings.table_size:
-                break
-            if candidate in table:
-                continue
-            if not settings.same_author_matches and any(
-                    candidate.author_id == seated.author_id for seated in table):
-                continue
-            table.append(candidate)
-        if len(table) < settings.table_size:
-            unusable.add(focus.id)
-            continue
-        rng.shuffle(table)
-        tables.append(tuple(v.id for v in table))
-        for version in table:
-            running[version.id] = running.get(version.id, 0) + 1
-        for author in {v.author_id for v in table}:
-            author_running[author] += 1
-    return tables
+
+def _ladder_number(match_id: str) -> int:
+    """``n`` for the ladder match id ``ladder_id(n)``."""
+    return int(match_id.lstrip("L~"))
+
+
+_pairs: Kept[int, tuple[Leaderboard, dict[tuple[int, int], int]]] = Kept(2)
+"""The rated matches of each pair of versions, by the leaderboard they are counted from
+(kept with it, so that its id is not another's), for the latest two."""
+
+
+def _pair_counts(board: Leaderboard) -> dict[tuple[int, int], int]:
+    """The rated matches of each pair of versions (lower id first), from the versions'
+    histories (what the ratings were computed from), counted once per leaderboard: not to
+    be changed."""
+    kept = _pairs.get(id(board))
+    if kept is not None and kept[0] is board:
+        return kept[1]
+    seats: dict[str, list[int]] = defaultdict(list)
+    for standing in board.standings:
+        for match_id, _, _ in standing.history:
+            seats[match_id].append(standing.entrant_id)
+    counts: dict[tuple[int, int], int] = defaultdict(int)
+    for seated in seats.values():
+        for pair in itertools.combinations(sorted(seated), 2):
+            counts[pair] += 1
+    counted = dict(counts)
+    _pairs.put(id(board), (board, counted))
+    return counted
 
 
 def current_phase(store: LeagueStore, league: League,
