@@ -34,3 +34,15 @@ def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ.pop(CACHE_VARIABLE, None)
     else:
         os.environ[CACHE_VARIABLE] = previous
+
+
+LONGEST_FIRST = ("tests/server/test_every_language.py",)
+"""Files that run for minutes: collected first, so that a worker starts them while the other
+works through the rest, rather than one running alone at the end."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def longest_first(item: pytest.Item) -> int:
+        return 0 if item.nodeid.split("::")[0] in LONGEST_FIRST else 1
+
+    items.sort(key=longest_first)  # stable: the rest keep their order

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from arena.sandbox.build import tree_digest
 from tests.server.league_servers import ROOT, Server, free_port
@@ -84,6 +85,7 @@ def build_log(server: Server, author: str, bot: str, number: int) -> str:
     return str(answer.get("build_log") or "")
 
 
+@pytest.mark.timeout(2400)  # nine languages built twice, dependencies fetched once
 def test_every_kit_and_sample_goes_active_and_again_from_the_caches(tmp_path: Path) -> None:
     league = (ROOT / "sample_bots" / "league.toml").read_text()
     league = league.replace('data = "../runs/sample-league"', 'data = "data"')
