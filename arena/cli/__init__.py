@@ -11,12 +11,25 @@ from types import FrameType
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from arena.cli import check, inspect, new, play, replay, report, season, server, submit, view
+    from arena.cli import (
+        author,
+        check,
+        inspect,
+        new,
+        play,
+        replay,
+        report,
+        season,
+        server,
+        submit,
+        view,
+    )
 
     parser = argparse.ArgumentParser(
         prog="arena", description="UNO Arena: bot matches under the official UNO rules.")
     commands = parser.add_subparsers(dest="command", required=True)
-    for group in (new, play, check, replay, inspect, view, season, report, server, submit):
+    for group in (new, play, check, replay, inspect, view, season, report, server, submit,
+                  author):
         group.register(commands)
     return parser
 

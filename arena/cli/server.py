@@ -148,10 +148,24 @@ def _serve(league: Any, args: argparse.Namespace) -> int:
     app = create_app(league)
     print(f"league {league.name}: serving on http://{host}:{port}/ (data in {league.data})",
           flush=True)
+    token = app.state.organiser
+    print(f"league {league.name}: the organiser's token "
+          f"{'was drawn into' if token.created else 'is in'} {token.path} (readable by you "
+          f"only): it opens http://{host}:{port}/organiser", flush=True)
     events.event("serving", league=league.name, address=f"http://{host}:{port}/")
     config = uvicorn.Config(app, log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=5)
-    server = uvicorn.Server(config)
+    live = app.state.live
+
+    class Serving(uvicorn.Server):
+        """Told to stop, it ends the live event streams first: its graceful shutdown
+        waits for every open response, and a stream never ends by itself."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            live.close()
+            super().handle_exit(sig, frame)
+
+    server = Serving(config)
     server.run(sockets=[listener])
     return 0 if server.started else 1
 

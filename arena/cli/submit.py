@@ -80,7 +80,7 @@ def _submit(args: argparse.Namespace) -> int:
                                    headers={"Content-Type": "application/gzip"})
             if response.status_code != 201:
                 return _fail(f"{base} refused the submission ({response.status_code}): "
-                             f"{_error(response)}")
+                             f"{refusal_text(response)}")
             version = _answer(response)
             print(shown(f"submitted {version['bot']} version {version['number']} "
                         f"({len(archive)} bytes, sources {version['content_hash'][:16]}): "
@@ -132,7 +132,7 @@ def _answer(response: Any) -> dict[str, Any]:
     try:
         version = json_value(response.content)
     except ValueError:
-        raise NotALeagueServer(f"its answer is not JSON ({_error(response)})") from None
+        raise NotALeagueServer(f"its answer is not JSON ({refusal_text(response)})") from None
     if not isinstance(version, dict) or not all(
             isinstance(version.get(name), int if name in ("id", "number") else str)
             for name in VERSION_FIELDS):
@@ -146,7 +146,8 @@ def shown(text: str) -> str:
     return "\n".join(visible(line) for line in text.splitlines())
 
 
-def _error(response: Any) -> str:
+def refusal_text(response: Any) -> str:
+    """What a server's answer says went wrong (its ``error``), as text to show."""
     try:
         return shown(str(json_value(response.content).get("error", response.text)))
     except (ValueError, AttributeError):
@@ -202,7 +203,7 @@ def _wait(client: Any, version: dict[str, Any]) -> int:
         silent_since = None
         if response.status_code != 200:
             return _fail(f"cannot follow the version ({response.status_code}): "
-                         f"{_error(response)}")
+                         f"{refusal_text(response)}")
         version = _answer(response)
         now = describe(version)
         if now != seen and (version["status"] in FINAL_STATUSES or _moved(seen, now)):

@@ -40,6 +40,7 @@ import gzip
 import io
 import json
 import os
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,8 @@ class MatchLogWriter:
         self.path = path
         # Unique per process: a worker orphaned by a killed run cannot collide with the rerun.
         self._partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-        # Only the referee reads a match in play (the log shows every hand); the finished
+        # The organiser's alone while the match is played (the log shows every hand): the
+        # league server reads it then for the public view of its moves only; the finished
         # log is public.
         self._raw = os.fdopen(os.open(self._partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
                                       | os.O_NOFOLLOW, 0o600), "wb")
@@ -119,9 +121,8 @@ class MatchLogWriter:
         self._held_bytes = 0
 
     # Records are queued and encoded by flush(), which the referee calls once the match is
-    # over (or, in a very long match, when ``held`` lines pile up): the encoding then takes
-    # no CPU from a bot thinking, and never delays the reading of its answer, whose latency
-    # is measured on arrival.
+    # over and, a few dozen lines at a time, just after sending a request: the encoding
+    # never delays the reading of an answer, whose latency is measured on arrival.
     @property
     def held(self) -> int:
         """Lines queued, not yet encoded."""
@@ -166,6 +167,10 @@ class MatchLogWriter:
             write(dumps(item, separators=(",", ":")) + "\n")
         self._pending.clear()
         self._held_bytes = 0
+        # Into the file, whole lines decodable so far (a sync flush): a reader of the
+        # match in play (the league server's live view) sees every line written.
+        self._text.flush()
+        self._gzip.flush(zlib.Z_SYNC_FLUSH)
 
     def close(self) -> None:
         """Finish the file and move it into place: a log exists whole or not at all."""

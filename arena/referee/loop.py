@@ -44,9 +44,11 @@ from arena.rules.match import Match
 from arena.rules.seeds import MatchSeed
 from arena.text import visible
 
-LOG_HELD_MOST = 20_000
-"""Log lines held unencoded while the bots play, at most (a 2-player match to 500 holds
-500 to 2,000): a longer match encodes them as it goes."""
+LOG_HELD_MOST = 64
+"""Log lines held unencoded while the bots play, at most (some 15 to 30 decisions; a
+2-player match to 500 writes 500 to 2,000): then encoded into the file, once the next
+request is on its way, so that the league server's live view of a match in play follows it
+within a few moves. Counted in lines, not time: the same answers give the same file."""
 LOG_HELD_BYTES = 4 * 1024 * 1024
 """The wire bytes of the held decision lines, at most (a 2-player match to 500 holds 20 to
 90 KB; a bot padding every answer to the message limit reaches this in 256 decisions)."""
@@ -89,7 +91,7 @@ class MatchLoop:
         self.chance = (spec.seed if isinstance(spec.seed, MatchSeed)
                        else MatchSeed.public(spec.seed))
         self.match = Match(spec.players, self.chance.deck_rng(), spec.options)
-        self.clock = TimeBank(spec.limits, spec.players)
+        self.clock = TimeBank(spec.limits, spec.players, spec.untimed)
         self.timeline = Timeline(spec.players)
         """Everything a bot is told, in order: engine events and faults."""
         self.synced = 0
@@ -122,7 +124,8 @@ class MatchLoop:
             **self.chance.to_record(), "players": spec.players,
             "protocol_version": int(PROTOCOL_VERSION),
             "rules": spec.options.to_dict(), "limits": spec.limits.to_record(),
-            "sandbox": spec.sandbox})
+            "sandbox": spec.sandbox,
+            **({"untimed": sorted(spec.untimed)} if spec.untimed else {})})
         if seating_done is not None:
             await seating_done
         self.take_seats()

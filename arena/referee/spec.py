@@ -30,6 +30,9 @@ class MatchSpec:
     and terminals show: a bot's hello could otherwise name it anything, another entrant
     or a verdict on one. A seat not listed (a bot started by hand) is shown as its hello
     says, its control characters escaped."""
+    untimed: frozenset[int] = frozenset()
+    """Seats with no clock: a person's (``arena play --human``) is never timed out and
+    spends no time bank; every other seat keeps ``limits``. Logged in the header."""
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ Who sees what:
 * an author (token): the bots' pages and rating histories, the match list, the rest of the
   API, submissions, and their own bots' build logs, check reports and stderr logs (never
   another author's).
+* the organiser (the organiser's token, ``arena.server.organiser``): the league's state
+  and the organiser's actions (``/organiser``, ``/api/organiser/state``).
 
 A token comes as ``Authorization: Bearer TOKEN`` (the API, ``arena submit``) or, in a
 browser, from the login form, kept in an HttpOnly, SameSite=Strict cookie.
@@ -19,6 +21,7 @@ browser, from the login form, kept in an HttpOnly, SameSite=Strict cookie.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
@@ -30,7 +33,10 @@ from starlette.routing import Route
 from arena.league.store import StoreError
 from arena.report.data import read_match_log
 from arena.server.config import League
-from arena.server.routes import api, author, public
+from arena.server.live import Hub
+from arena.server.organiser import organiser_token
+from arena.server.routes import api, author, author_actions, organiser, public
+from arena.server.routes import live as live_routes
 from arena.server.routes.common import (
     COOKIE,
     SecurityHeaders,
@@ -49,6 +55,7 @@ MODELS_KEPT = 32
 """Match models kept for the match and replay pages (a long match's: a few MB)."""
 
 ROUTES = [
+    *live_routes.ROUTES,
     Route("/", public.home), Route("/index.html", public.home),
     Route("/final", public.final_page),
     Route("/api/standings", api.api_standings), Route("/api/final", api.api_final),
@@ -71,6 +78,22 @@ ROUTES = [
     Route("/api/bots", api.api_bots), Route("/api/bots/{name:str}", api.api_bot),
     Route("/api/matches", api.api_matches),
     Route("/api/matches/{match_id:str}", api.api_match),
+    Route("/me/bots/{name:str}/retire", author_actions.retire_form, methods=["POST"]),
+    Route("/me/versions/{version_id:int}/delete", author_actions.delete_form,
+          methods=["POST"]),
+    Route("/me/challenges", author_actions.challenge_form, methods=["POST"]),
+    Route("/api/bots/{name:str}/retire", author_actions.api_retire, methods=["POST"]),
+    Route("/api/versions/{version_id:int}", author_actions.api_delete_version,
+          methods=["DELETE"]),
+    Route("/api/challenges", author_actions.api_challenges),
+    Route("/api/challenges", author_actions.api_challenge, methods=["POST"]),
+    Route("/organiser", organiser.state_page),
+    Route("/organiser/login", organiser.login_form),
+    Route("/organiser/login", organiser.login, methods=["POST"]),
+    Route("/organiser/logout", organiser.logout, methods=["POST"]),
+    Route("/organiser/actions", organiser.actions_page),
+    Route("/organiser/actions", organiser.action, methods=["POST"]),
+    Route("/api/organiser/state", organiser.api_state),
 ]
 """In order: the first that matches answers (``/bots/NAME.html`` before any other
 ``/KIND/ID.html``)."""
@@ -79,14 +102,17 @@ ROUTES = [
 @contextlib.asynccontextmanager
 async def lifespan(app: Starlette) -> AsyncIterator[None]:
     """The league's background threads (validation, ladder, final), when the app runs
-    them: started with it, stopped with it."""
+    them, and the live updates' watcher: started with it, stopped with it."""
     service: LeagueService = app.state.service
     background: bool = app.state.background
+    live: Hub = app.state.live
+    live.start()
     if background:
         service.start()
     try:
         yield
     finally:
+        live.close()
         if background:
             await run_in_threadpool(service.stop)
 
@@ -109,4 +135,7 @@ def create_app(league: League, *, background: bool = True) -> Starlette:
     app.state.receiving = Receiving()
     app.state.service = service
     app.state.background = background
+    app.state.live = Hub(league.store_path, league.data / "logs")
+    app.state.organiser = organiser_token(league.data)
+    app.state.started_at = time.time()
     return app

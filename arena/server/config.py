@@ -31,6 +31,9 @@
     max_files = 2_000
     per_hour = 10                 # submissions an author may make in any hour
 
+    [challenges]                  # unranked matches an author asks for
+    per_hour = 6                  # challenges an author may ask for in any hour (0: none)
+
     [validation]
     matches = 2                   # conformance matches (as `arena check`) before going live
     validators = 1                # versions validated at once, besides the quick lane's own
@@ -111,6 +114,12 @@ class UploadSettings:
 
 
 @dataclass(frozen=True)
+class ChallengeSettings:
+    per_hour: int = 6
+    """Challenges an author may ask for in any hour; 0 turns challenges off."""
+
+
+@dataclass(frozen=True)
 class ClusterSettings:
     """A Dask cluster for the matches (``arena.league.cluster``); None: local workers."""
 
@@ -144,6 +153,7 @@ class League:
     limits: Limits
     sandbox: SandboxSettings
     cluster: ClusterSettings | None = None
+    challenges: ChallengeSettings = ChallengeSettings()
     validators: int = 1
     """Versions validated at once, each in a worker process of its own, apart from the
     ladder's match workers and beside the quick lane's own validator."""
@@ -169,6 +179,7 @@ LEAGUE_FILE = FileKind("league file", LeagueError, {
     "final": {f.name for f in fields(FinalSettings)},
     "uploads": {f.name for f in fields(UploadSettings)},
     "validation": {"matches", "validators"},
+    "challenges": {f.name for f in fields(ChallengeSettings)},
     "cluster": {"address", *TLS_FILES, "insecure"},
     **MATCH_TABLES,
 }, "league")
@@ -234,6 +245,7 @@ def load_league(path: Path | str) -> League:
         per_hour=uploads.integer("per_hour", upload_defaults.per_hour, 1),
     )
     validation = LEAGUE_FILE.table(path, "validation", data.get("validation", {}))
+    challenges = LEAGUE_FILE.table(path, "challenges", data.get("challenges", {}))
 
     rules, limits, sandbox = match_settings(path, data, LEAGUE_FILE)
     cluster = None
@@ -259,6 +271,8 @@ def load_league(path: Path | str) -> League:
         validation_matches=validation.integer("matches", 2, 1, 20),
         validators=validation.integer("validators", default_validators(), 1, 64),
         rules=rules, limits=limits, sandbox=sandbox, cluster=cluster,
+        challenges=ChallengeSettings(challenges.integer("per_hour",
+                                                        ChallengeSettings.per_hour, 0, 1000)),
         public_url=(league.string("public_url", None, r"https?://[A-Za-z0-9.:\[\]-]+")
                     if "public_url" in league.data else None),
     )

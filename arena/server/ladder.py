@@ -130,7 +130,7 @@ def _rate_ladder(store: LeagueStore, entrants: list[int], inherit: dict[int, int
 class LadderRow:
     rank: int | None
     """1-based among bots still entered, shared by equal ratings (None: withdrawn or
-    disqualified)."""
+    disqualified; a retired bot has no row)."""
     version: Version
     standing: Standing
     versions: int
@@ -138,7 +138,8 @@ class LadderRow:
 
 
 def ladder_rows(store: LeagueStore, board: Leaderboard) -> list[LadderRow]:
-    """One row per bot with an active or rated version, best first by mu - 3 sigma."""
+    """One row per bot with an active or rated version but retired ones, best first by
+    mu - 3 sigma."""
     standings = {s.entrant_id: s for s in board.standings}
     by_bot: dict[int, list[Version]] = defaultdict(list)
     for version in store.versions():
@@ -148,7 +149,7 @@ def ladder_rows(store: LeagueStore, board: Leaderboard) -> list[LadderRow]:
         active = [v for v in versions if v.status == "active"]
         rated = [v for v in versions if standings[v.id].matches]
         shown = max(active or rated, key=lambda v: v.number, default=None)
-        if shown is None:
+        if shown is None or shown.bot_state == "retired":  # retired: off the standings
             continue
         rows.append((shown, standings[shown.id], len(versions)))
     # Equal ratings share a rank (1, 1, 3) and are listed by submission (the version's id),
@@ -181,7 +182,9 @@ def pick_tables(store: LeagueStore, league: League, board: Leaderboard, slots: i
     author_of = {v.id: v.author_id for v in store.versions()}
     author_running: dict[int, int] = defaultdict(int)
     counts = dict(_pair_counts(board))
-    for match in store.matches("WHERE status = 'running'"):
+    # A challenge running keeps its versions from the ladder (``running``) but takes no
+    # author's ladder matches nor a pair's repeats.
+    for match in store.matches("WHERE status = 'running' AND kind = 'ladder'"):
         for author in {author_of[v] for v in match.seats}:
             author_running[author] += 1
         for pair in itertools.combinations(sorted(set(match.seats)), 2):

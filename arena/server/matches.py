@@ -1,6 +1,6 @@
-"""The league store's matches: ladder matches (recorded as running before they are played)
-and the final's (scheduled whole, with its key), their results, and what the ladder's
-ratings and pages ask of them."""
+"""The league store's matches: ladder matches (recorded as running before they are played),
+the final's (scheduled whole, with its key) and challenges (``arena.server.challenges``),
+their results, and what the ladder's ratings and pages ask of them."""
 
 from __future__ import annotations
 
@@ -201,13 +201,14 @@ class Matches(StoreBase):
     def release_matches(self) -> dict[str, int]:
         """Matches left ``running`` by players that are gone (a killed server, or a match
         loop that failed and dropped its workers): ladder ones discarded (never counted),
-        final ones scheduled again."""
+        final and challenge ones scheduled again."""
         with self.transaction() as db:
             discarded = db.execute(
                 "UPDATE matches SET status = 'discarded', error = 'the server stopped while "
                 "it was being played' WHERE status = 'running' AND kind = 'ladder'").rowcount
             again = db.execute("UPDATE matches SET status = 'scheduled', started_at = NULL "
-                               "WHERE status = 'running' AND kind = 'final'").rowcount
+                               "WHERE status = 'running' AND kind IN ('final', 'challenge')"
+                               ).rowcount
         return {"discarded": discarded, "rescheduled": again}
 
     @league_reading

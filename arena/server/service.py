@@ -33,6 +33,7 @@ from arena.league.store import StoreError
 from arena.rules.seeds import MatchSeed
 from arena.sandbox import BotManifest, ManifestError, load_manifest
 from arena.server import ladder
+from arena.server.challenges import ChallengeTurns
 from arena.server.config import League
 from arena.server.events import event
 from arena.server.store import FINAL_ATTEMPTS, LeagueStore
@@ -98,6 +99,7 @@ class LeagueService:
         self.executor: Executor | None = None
         self.executor_lock = threading.Lock()
         self.pool = MatchPool(league.ladder.parallel)
+        self.turns = ChallengeTurns()
         self.errors: list[str] = []
 
     # -- life ----------------------------------------------------------------------------
@@ -170,10 +172,15 @@ class LeagueService:
 
     def _next_jobs(self, store: LeagueStore, slots: int, salt: int,
                    ladder_in_flight: bool = False) -> list[MatchJob]:
-        """Up to ``slots`` matches to play now (recorded ``running``): the ladder's, or the
-        final's once the league is in its final phase (and the ladder's last are over)."""
+        """Up to ``slots`` matches to play now (recorded ``running``): the ladder's and
+        the challenges in turn, or the final's once the league is in its final phase (and
+        the ladder's last are over)."""
         if ladder.current_phase(store, self.league) != "final":
-            return self._ladder_jobs(store, slots, salt)
+            return self.turns.jobs(store, slots,
+                                   lambda count: self._ladder_jobs(store, count, salt),
+                                   lambda match_id, seed, seats: self._job(store, match_id,
+                                                                           seed, seats))
+        store.drop_challenges("the league's final began before it was played")
         if store.meta("phase") != "final":
             store.set_meta({"phase": "final"})
         return [] if ladder_in_flight else self._final_jobs(store, slots)

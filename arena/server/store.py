@@ -10,8 +10,10 @@ match is never counted twice.
 
 ``LeagueStore`` is made of parts by job: this module's authors, tokens and bots, with the
 schema; ``arena.server.versions``'s uploads and versions; ``arena.server.matches``'s
-matches and results. The file is created 0600: it holds the token hashes and the secret
-keys.
+matches and results; ``arena.server.challenges``'s challenge matches;
+``arena.server.own_bots``'s retiring and deleting by authors. A store written by an earlier
+version is upgraded as it is opened (``arena.server.schema_upgrade``). The file is created
+0600: it holds the token hashes and the secret keys.
 """
 
 from __future__ import annotations
@@ -32,16 +34,18 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from arena.league.results import RESULT_COLUMNS, results_table
 from arena.league.storage import StoreError, closed_on_error, connect, create
+from arena.server.challenges import CHALLENGE_SCHEMA, Challenges
 from arena.server.matches import (
     FINAL_ATTEMPTS,
-    Matches,
     Recorded,
     Result,
     StoredMatch,
     ladder_id,
     seated,
 )
+from arena.server.own_bots import OwnBots
 from arena.server.queue import QUEUE_SCHEMA, ValidationQueue
+from arena.server.schema_upgrade import upgrade
 from arena.server.store_base import (
     LEAGUE_STORE,
     SQLITE_INTEGERS,
@@ -72,7 +76,7 @@ CREATE TABLE IF NOT EXISTS bots (
     author_id INTEGER NOT NULL REFERENCES authors(id),
     name TEXT NOT NULL UNIQUE,
     state TEXT NOT NULL DEFAULT 'entered'
-        CHECK (state IN ('entered', 'withdrawn', 'disqualified')),
+        CHECK (state IN ('entered', 'withdrawn', 'disqualified', 'retired')),
     reason TEXT,                      -- public: why it was disqualified
     created_at REAL NOT NULL
 );
@@ -104,7 +108,7 @@ CREATE TABLE IF NOT EXISTS uploads (    -- every upload attempt (the rate limit 
 );
 CREATE TABLE IF NOT EXISTS matches (
     match_id TEXT PRIMARY KEY,
-    kind TEXT NOT NULL CHECK (kind IN ('ladder', 'final')),
+    kind TEXT NOT NULL CHECK (kind IN ('ladder', 'final', 'challenge')),
     label TEXT NOT NULL,              -- the label its deals derive under from the key
     seats TEXT NOT NULL,              -- JSON list of version ids, by seat
     status TEXT NOT NULL CHECK (status IN
@@ -197,7 +201,7 @@ def _need_json(db: sqlite3.Connection) -> None:
                          "SQLite 3.38 or later") from None
 
 
-class LeagueStore(Versions, Matches, ValidationQueue):
+class LeagueStore(Versions, Challenges, OwnBots, ValidationQueue):
     """One connection to the league store (one per thread: SQLite connections are not
     shared between threads)."""
 
@@ -206,12 +210,14 @@ class LeagueStore(Versions, Matches, ValidationQueue):
         if not path.exists():
             # One script, one transaction: the tables, a fresh secret ladder key and the
             # first phase.
-            create(path, LEAGUE_STORE, f"{SCHEMA} {QUEUE_SCHEMA} INSERT INTO meta VALUES "
+            create(path, LEAGUE_STORE, f"{SCHEMA} {QUEUE_SCHEMA} {CHALLENGE_SCHEMA} "
+                   "INSERT INTO meta VALUES "
                    f"('ladder_key', '{secrets.token_bytes(32).hex()}'); "
                    "INSERT INTO meta VALUES ('phase', 'open');", folder_mode=0o700)
         self.db = connect(path, LEAGUE_STORE, TABLES, check_same_thread=False, timeout=30)
         with closed_on_error(self.db, path, LEAGUE_STORE):
-            self.db.executescript(_INDEXES + QUEUE_SCHEMA)
+            upgrade(self.db, path)
+            self.db.executescript(_INDEXES + QUEUE_SCHEMA + CHALLENGE_SCHEMA)
             _need_json(self.db)
 
     # -- authors -------------------------------------------------------------------------
@@ -297,6 +303,9 @@ class LeagueStore(Versions, Matches, ValidationQueue):
                 raise Conflict(f"no bot named {bot_name!r}")
             if action == "readmit" and row[1] == "entered":
                 raise Conflict(f"bot {bot_name!r} is not withdrawn nor disqualified")
+            if row[1] == "retired" and action != "disqualify":  # its author's to undo
+                raise Conflict(f"bot {bot_name!r} was retired by its author; a new version "
+                               "of it brings it back")
             db.execute("UPDATE bots SET state = ?, reason = ? WHERE id = ?",
                        (states[action], reason if action == "disqualify" else None, row[0]))
             db.execute("INSERT INTO actions (at, bot_id, action, reason) VALUES (?, ?, ?, ?)",

@@ -15,6 +15,7 @@ import functools
 import hashlib
 import json
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -68,16 +69,23 @@ class Validators:
         self.paths = ServerPaths(league.data)
         self.workers = [Validator() for _ in range(league.validators + 1)]
         """The last takes quick checks only."""
+        self.doing: dict[str, tuple[int, float]] = {}
+        """What each validation thread (by name) validates now: the version's id and when
+        it was taken (for the organiser's page)."""
+
+    def names(self) -> list[str]:
+        """The validation threads' names, by worker (the last: the quick lane's)."""
+        return [f"arena-validation-{index + 1}" for index in range(len(self.workers) - 1)
+                ] + ["arena-validation-quick"]
 
     def start(self) -> list[threading.Thread]:
         threading.Thread(target=toolchain_identity, name="arena-toolchain", daemon=True).start()
         threads = []
-        for index, worker in enumerate(self.workers):
+        for index, (worker, name) in enumerate(zip(self.workers, self.names(), strict=True)):
             quick = index == len(self.workers) - 1
             thread = threading.Thread(target=self.guarded,
                                       args=(functools.partial(self._loop, worker, quick),),
-                                      name="arena-validation-quick" if quick else
-                                      f"arena-validation-{index + 1}", daemon=True)
+                                      name=name, daemon=True)
             thread.start()
             threads.append(thread)
         return threads
@@ -102,12 +110,16 @@ class Validators:
                 version = store.version(version_id)
                 if version is None:
                     continue
+                name = threading.current_thread().name
+                self.doing[name] = (version_id, time.time())
                 try:
                     self._validate(store, worker, version_id, version.content_hash,
                                    Path(version.folder))
                 except (ManifestError, OSError) as error:  # its stored sources are damaged
                     store.stage(version_id, "failed", build_log=self.shown(
                         f"the stored sources cannot be used: {error}"))
+                finally:
+                    self.doing.pop(name, None)
         finally:
             store.close()
 

@@ -4,6 +4,7 @@ failed, retired)."""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from arena.text import lookalike_key
 SET_STATUS = ("UPDATE versions SET status = ?, build_log = COALESCE(?, build_log), "
               "check_report = COALESCE(?, check_report) WHERE id = ?")
 """A version's new status, and its build log or check report when given."""
+DELETED_THROUGH = "deleted_versions_through"
+"""The ``meta`` key of the highest id of a deleted version: ids are given past it."""
 
 @dataclass(frozen=True)
 class Version:
@@ -47,6 +50,16 @@ SELECT v.id, v.bot_id, b.name, b.author_id, a.name, v.number, v.label, v.content
        v.activated_at, v.retired_at, v.predecessor, b.state, b.reason
 FROM versions v JOIN bots b ON b.id = v.bot_id JOIN authors a ON a.id = b.author_id
 """
+
+
+def _room_for_a_bot(db: sqlite3.Connection, author_id: int, most: int) -> None:
+    """Conflict when the author has ``most`` bots counted already (retired ones are not)."""
+    owned = db.execute("SELECT COUNT(*) FROM bots WHERE author_id = ? AND state != 'retired'",
+                       (author_id,)).fetchone()[0]
+    if owned >= most:
+        raise Conflict(f"you have {owned} bot(s), the league's limit per author "
+                       "(max_bots_per_author); submit a new version of one of them (the same "
+                       "name in bot.toml) instead, or retire one")
 
 
 class Versions(StoreBase):
@@ -96,12 +109,7 @@ class Versions(StoreBase):
                                    "of the league (names differing in case, separators or "
                                    "letters that look alike, l, I and 1, O and 0, are one); "
                                    "choose another name in bot.toml, or use that one")
-                owned = db.execute("SELECT COUNT(*) FROM bots WHERE author_id = ?",
-                                   (author_id,)).fetchone()[0]
-                if owned >= max_bots:
-                    raise Conflict(f"you have {owned} bot(s), the league's limit per author "
-                                   f"(max_bots_per_author); submit a new version of one of "
-                                   "them (the same name in bot.toml) instead")
+                _room_for_a_bot(db, author_id, max_bots)
                 bot_id = db.execute("INSERT INTO bots (author_id, name, created_at) "
                                     "VALUES (?, ?, ?)", (author_id, bot_name, now)).lastrowid
             else:
@@ -115,13 +123,18 @@ class Versions(StoreBase):
                     raise Conflict(f"the bot {bot_name!r} is disqualified"
                                    f"{f' ({reason})' if reason else ''}: it takes no new "
                                    "versions")
+                if state == "retired":  # back on the ladder, counted again
+                    _room_for_a_bot(db, author_id, max_bots)
+                    db.execute("UPDATE bots SET state = 'entered' WHERE id = ?", (bot_id,))
             number = db.execute("SELECT COALESCE(MAX(number), 0) + 1 FROM versions "
                                 "WHERE bot_id = ?", (bot_id,)).fetchone()[0]
             version_id = db.execute(
-                "INSERT INTO versions (bot_id, number, label, content_hash, archive_sha256, "
-                "folder, submitted_by, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (bot_id, number, label, content_hash, archive_sha256, folder, author_id,
-                 now)).lastrowid
+                "INSERT INTO versions (id, bot_id, number, label, content_hash, "
+                "archive_sha256, folder, submitted_by, submitted_at) VALUES ((SELECT MAX("
+                "COALESCE((SELECT MAX(id) FROM versions), 0), COALESCE((SELECT CAST(value AS "
+                "INTEGER) FROM meta WHERE key = ?), 0)) + 1), ?, ?, ?, ?, ?, ?, ?, ?)",
+                (DELETED_THROUGH, bot_id, number, label, content_hash, archive_sha256,
+                 folder, author_id, now)).lastrowid
             if upload_id is None:
                 db.execute("INSERT INTO uploads (author_id, at, outcome) VALUES (?, ?, ?)",
                            (author_id, now, f"version {version_id}"))

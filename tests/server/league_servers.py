@@ -31,6 +31,9 @@ with warnings.catch_warnings():  # starlette would have httpx2 (its name for htt
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_bots" / "python"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 LEAGUE = """\
 [league]
@@ -181,6 +184,21 @@ def league_server(folder: Path, **settings: Any) -> Iterator[Server]:
         yield server
     finally:
         server.stop()
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """Headless Chromium (Debian's) under Playwright; a missing one fails, never skips."""
+    from playwright.sync_api import sync_playwright
+
+    assert CHROMIUM.is_file(), f"{CHROMIUM} is missing: apt-get install chromium"
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM),
+                                              args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 def copy_bot(source: Path, target: Path, name: str | None = None,

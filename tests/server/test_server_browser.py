@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from league_servers import ROOT, SAMPLES, Server, copy_bot, league_server
+# CHROMIUM and CHROMIUM_ARGS: the other browser tests take them from here too.
+from league_servers import (  # noqa: F401
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ROOT,
+    SAMPLES,
+    Server,
+    copy_bot,
+    league_server,
+)
 
 from arena.server.uploads import pack
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 AXE = ROOT / ".ci" / "tools" / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]
 RUN_AXE = """async (tags) => {
@@ -29,20 +33,6 @@ RUN_AXE = """async (tags) => {
     v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', '));
 }"""
 TIMEOUT_MS = 10_000
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    assert CHROMIUM.is_file(), f"{CHROMIUM} is missing: apt-get install chromium"
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                              args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def reload_until(page: Any, test: Any, timeout: float = 60, what: str = "") -> None:

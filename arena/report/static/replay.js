@@ -3,12 +3,16 @@
 // options, its answer and who made the move). Plain JavaScript, no dependencies. The data
 // comes from replays/<match>.js (window.arenaReplay), loaded by the page beside this
 // script: a script file rather than fetch() of JSON, so that the pages work from disk.
+// A match in play (the league server's live view) shows its hidden cards face down (-1),
+// and more of its moves come as an "arena-replay-data" event on the window.
 (function () {
   "use strict";
   const message = document.getElementById("replay-message");
-  const data = window.arenaReplay;
+  let data = window.arenaReplay;
   if (!data || !data.rounds || !data.rounds.length) {
-    message.textContent = "The replay's data did not load (replays/<match>.js is missing).";
+    message.textContent = data && data.live
+      ? "The match has just begun: its moves show here as soon as its referee writes them."
+      : "The replay's data did not load (replays/<match>.js is missing).";
     message.hidden = false;
     return;
   }
@@ -20,7 +24,7 @@
                     autopilot: "autopilot: the referee, after disqualification",
                     "in-process": "a built-in policy" };
   const players = data.players;
-  const decisions = data.decisions || [];
+  let decisions = data.decisions || [];
   const deck = data.deck || 108; // 112 with the +10 cards of the draw_ten variant (§28)
   const STEP_MS = 700;
 
@@ -33,6 +37,13 @@
   }
   function cardElement(card) {
     const chip = document.createElement("span");
+    if (card < 0) {
+      chip.className = "card card-down";
+      chip.textContent = "?";
+      chip.title = "a card not shown";
+      chip.setAttribute("aria-label", "a card not shown");
+      return chip;
+    }
     chip.className = "card card-" + COLOURS[colourOf(card)];
     chip.textContent = card === 52 ? "W" : card === 53 ? "+4" : card === 54 ? "+10"
       : SYMBOLS[card % 13];
@@ -57,7 +68,7 @@
           state.colour = colourOf(step.c) < 4 ? colourOf(step.c) : null; break;
         case "Played": {
           const hand = state.hands[step.s];
-          const at = hand.indexOf(step.c);
+          const at = hand.indexOf(step.c) >= 0 ? hand.indexOf(step.c) : hand.indexOf(-1);
           if (at >= 0) hand.splice(at, 1);
           state.top = step.c; state.discard += 1;
           if (step.c < 52) state.colour = colourOf(step.c);
@@ -99,13 +110,18 @@
   // The whole match as one timeline: every round's frames one after another.
   const frames = [];
   const roundStart = new Map(); // round number -> index of its first frame
-  for (const round of data.rounds) {
-    roundStart.set(round.number, frames.length);
-    snapshots(round).forEach((frame, at) => {
-      frame.round = round.number; frame.inRound = at; frame.roundSize = round.steps.length;
-      frames.push(frame);
-    });
+  function build() {
+    frames.length = 0;
+    roundStart.clear();
+    for (const round of data.rounds) {
+      roundStart.set(round.number, frames.length);
+      snapshots(round).forEach((frame, at) => {
+        frame.round = round.number; frame.inRound = at; frame.roundSize = round.steps.length;
+        frames.push(frame);
+      });
+    }
   }
+  build();
 
   const $ = (id) => document.getElementById(id);
   const select = $("round-select");
@@ -275,7 +291,7 @@
         "knows (it takes #round-5 or #round-5-step-23): showing the start of the match.";
       message.hidden = false;
     }
-    if (at === null) { go(0, false); return; }
+    if (at === null) { go(data.live ? frames.length - 1 : 0, false); return; } // in play: the newest
     if (at.why) {
       message.textContent = at.why + ": showing " + (at.frame === null
         ? "the start of the match instead." : "every hand instead.");
@@ -331,6 +347,18 @@
     go(index);
   });
   window.addEventListener("hashchange", openHash);
+  // More of a match in play: the viewer on its last step follows on to the newest.
+  window.addEventListener("arena-replay-data", (event) => {
+    if (!event.detail || !event.detail.rounds || !event.detail.rounds.length) return;
+    const following = index >= frames.length - 1 && timer === null;
+    data = event.detail;
+    decisions = data.decisions || [];
+    build();
+    select.replaceChildren(...data.rounds.map((round) =>
+      new Option(String(round.number), String(round.number))));
+    slider.max = String(frames.length - 1);
+    go(following ? frames.length - 1 : index, following);
+  });
   document.addEventListener("keydown", (event) => {
     const target = event.target;
     // Left and right step, also from the menus (a menu's own arrow keys would switch

@@ -5,6 +5,7 @@ TOKEN``), who alone sees their own versions' build logs and check reports."""
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -15,6 +16,8 @@ from starlette.responses import JSONResponse, Response
 from arena.rules.seeds import key_commitment
 from arena.sandbox.fetch import fetched_ecosystems
 from arena.server import ladder
+from arena.server.config import League
+from arena.server.moments import final_start
 from arena.server.routes import botview
 from arena.server.routes.common import integer, need_author, own_version, rated_bot, site_of
 from arena.server.routes.submissions import accept, read_capped
@@ -39,21 +42,35 @@ def ladder_json(rows: list[ladder.LadderRow]) -> list[dict[str, Any]]:
              "versions": row.versions} for row in rows]
 
 
-def final_json(store: LeagueStore) -> dict[str, Any]:
-    """The final's state and standings (the final's page shows the same)."""
+def final_json(store: LeagueStore, league: League) -> dict[str, Any]:
+    """The final's state and standings (the final's page shows the same), and when it
+    starts while it has not (``starts``: ISO-8601 UTC with how far off; None in the final
+    phase, or with no time in the league file).
+
+    A row's ``rank`` is its place in the order of strength (exact ties share the best),
+    and ``rank_interval`` the shortest run of ranks holding its rank in 95% of the
+    bootstrap's resamples, which always holds ``rank``: one notion, the rank and its
+    uncertainty. Rows whose intervals overlap are listed in ``cannot_separate``."""
     standings = ladder.final_standings(store)
     versions = {v.id: v for v in store.versions()}
     key = store.meta("final_key")
     counts = store.status_counts("final")
+    phase = ladder.current_phase(store, league)
     rows = []
     if standings is not None:
-        rows = [{"rank": row.rank_label, "position": row.position,
-                 "rank_interval": list(row.interval), "bot": versions[row.entrant_id].bot,
+        rows = [{"rank": row.position, "position": row.position,
+                 # Reaching the rank shown: the interval reaches the row's own place, and
+                 # exact ties show the best place of their run.
+                 "rank_interval": [min(row.interval[0], row.position),
+                                   max(row.interval[1], row.position)],
+                 "bot": versions[row.entrant_id].bot,
+                 "author": versions[row.entrant_id].author,
                  "version": versions[row.entrant_id].number,
                  "strength": round(row.strength, 6), "p_above_next": row.above_next,
                  "matches": row.matches} for row in standings.rows]
     return {
-        "phase": None, "scheduled": bool(counts), "matches": counts,
+        "phase": phase, "starts": final_start(league.phases.frozen_until, phase, time.time()),
+        "scheduled": bool(counts), "matches": counts,
         "complete": store.meta("final_complete") is not None,
         "key_commitment": key_commitment(store.key("final_key")) if key else None,
         "key": store.meta("final_key_revealed") or None,
@@ -128,10 +145,7 @@ def api_league(request: Request) -> Response:
 
 def api_final(request: Request) -> Response:
     site = site_of(request)
-    store = site.store()
-    final = final_json(store)
-    final["phase"] = ladder.current_phase(store, site.league)
-    return JSONResponse(final)
+    return JSONResponse(final_json(site.store(), site.league))
 
 
 # -- for authors ----------------------------------------------------------------------------

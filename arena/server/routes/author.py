@@ -11,6 +11,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
+from arena.server.routes.author_actions import me_values
 from arena.server.routes.common import (
     COOKIE,
     need_author,
@@ -20,6 +21,7 @@ from arena.server.routes.common import (
     refuse_cross_site,
     site_of,
 )
+from arena.server.routes.live import watching
 from arena.server.routes.submissions import FORM_OVERHEAD, accept, read_capped
 from arena.server.shown import ServerPaths
 from arena.server.store import seated
@@ -70,6 +72,7 @@ def logout(request: Request) -> Response:
 
 
 def me(request: Request) -> Response:
+    live = watching(request, "/live/me")
     author = pages_author(request)
     if isinstance(author, Response):
         return author
@@ -84,10 +87,12 @@ def me(request: Request) -> Response:
                     for v in versions if submitted.isdigit() and v.id == int(submitted)),
                    None)
     return page(request, "server_me.html", versions=versions, page_name="me",
-                message=message, error=None, queue=queue)
+                message=message, error=None, queue=queue, live=live,
+                **me_values(store, site.league, author))
 
 
 def version_page(request: Request) -> Response:
+    live = watching(request, "/live/me")
     author = pages_author(request)
     if isinstance(author, Response):
         return author
@@ -99,7 +104,7 @@ def version_page(request: Request) -> Response:
     store = site.store()
     return page(request, "server_version.html", version=version, matches=matches,
                 page_name="me", queue=store.queue_state(version.id, site.league.validators),
-                reused_from=store.reused_from(version.id))
+                reused_from=store.reused_from(version.id), live=live)
 
 
 def stderr_log(request: Request) -> Response:

@@ -26,6 +26,7 @@ from arena.rules.seeds import key_commitment
 from arena.server import ladder
 from arena.server.kept import Kept
 from arena.server.routes import botview
+from arena.server.routes import live as live_view
 from arena.server.routes.api import final_json
 from arena.server.routes.common import page, page_number, rated_bot, site_of
 from arena.server.store import StoredMatch, seated
@@ -86,21 +87,23 @@ def match_models(request: Request) -> MatchModels:
 
 
 def home(request: Request) -> Response:
+    live = live_view.watching(request, "/live/ladder")
     site = site_of(request)
     store = site.store()
     board = ladder.ladder_ratings(store, site.league)
     rows = ladder.ladder_rows(store, board)
     key = store.key("ladder_key")
     counts = {"done": store.done_count("ladder"),
-              "running": store.count_matches("WHERE status = 'running'")}
+              "running": store.count_matches("WHERE status = 'running' AND kind = 'ladder'")}
     return page(request, "server_ladder.html", rows=rows, counts=counts,
                 commitment=key_commitment(key), page_name="ladder",
-                revealed=store.meta("ladder_key_revealed"), actions=store.actions())
+                revealed=store.meta("ladder_key_revealed"), actions=store.actions(), live=live)
 
 
 def bot_page(request: Request) -> Response:
     """A bot's versions, rating history, record, head-to-head and recent matches; its
     author also finds links to each version's build log and check report."""
+    live = live_view.watching(request, f"/live/bots/{request.path_params['name']}")
     bot, board, standings = rated_bot(request, "no bot has that name")
     site = site_of(request)
     store = site.store()
@@ -117,12 +120,13 @@ def bot_page(request: Request) -> Response:
                 standings=standings, charts=charts, record=botview.record(store, bot.id),
                 lines=botview.match_lines(store, versions, standings, matches),
                 opponents=opponents, own=viewer is not None and bot.author_id == viewer.id,
-                page_name="bot")
+                page_name="bot", live=live)
 
 
 def matches_page(request: Request) -> Response:
     """The matches played, being played or failed, newest first, a page at a time (a
     league holds tens of thousands: one page is read)."""
+    live = live_view.watching(request, "/live/matches")
     site = site_of(request)
     store = site.store()
     number = page_number(request)
@@ -137,22 +141,24 @@ def matches_page(request: Request) -> Response:
     for result in store.results(match_ids=[m.match_id for m in matches]):
         results.setdefault(result.match_id, []).append(result)
     return page(request, "server_matches.html", matches=matches, results=results,
-                page_name="matches", number=number, pages=pages)
+                page_name="matches", number=number, pages=pages, live=live)
 
 
 def head_to_head_page(request: Request) -> Response:
     """Every two bots on the ladder: how often each finished ahead of the other."""
+    live = live_view.watching(request, "/live/head-to-head")
     site = site_of(request)
     store = site.store()
     board = ladder.ladder_ratings(store, site.league)
     names = list(dict.fromkeys(row.version.bot for row in ladder.ladder_rows(store, board)))
     return page(request, "server_head_to_head.html", names=names, page_name="head-to-head",
-                records=botview.head_to_head(store, site.league.store_path))
+                records=botview.head_to_head(store, site.league.store_path), live=live)
 
 
 def final_page(request: Request) -> Response:
-    store = site_of(request).store()
-    return page(request, "server_final.html", final=final_json(store),
+    site = site_of(request)
+    store = site.store()
+    return page(request, "server_final.html", final=final_json(store, site.league),
                 note=store.meta("final_note"), page_name="final")
 
 
@@ -176,9 +182,13 @@ def played_match(request: Request) -> tuple[StoredMatch, MatchRow]:
 
 def match_page(request: Request) -> Response:
     """``/matches/ID.html`` or ``/replays/ID.html``; a log that is not the one recorded
-    is named on the page instead."""
+    is named on the page instead. A ladder match in play has its live replay."""
     if request.path_params["kind"] not in MATCH_KINDS:
         raise HTTPException(404, "not found")
+    if request.path_params["kind"] == "replays":
+        in_play = live_view.live_replay_page(request)
+        if in_play is not None:
+            return in_play
     match, row = played_match(request)
     checked = match_models(request).get(request, match, row)
     if isinstance(checked, LogProblem):
@@ -206,6 +216,9 @@ def match_page(request: Request) -> Response:
 
 
 def replay_data(request: Request) -> Response:
+    in_play = live_view.live_replay_script(request)
+    if in_play is not None:
+        return in_play
     match, row = played_match(request)
     checked = match_models(request).get(request, match, row)
     if isinstance(checked, LogProblem):
