@@ -6,6 +6,7 @@ import argparse
 import secrets
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,11 +28,17 @@ from arena.cli.common import (
     write_key_file,
 )
 from arena.rules.narration import describe_rules
+from arena.rules.options import RuleOptions
 from arena.rules.seeds import KEY_BYTES, MatchSeed
-from arena.sandbox import SandboxError, make_launcher, sandbox_record
+from arena.sandbox import BotManifest, SandboxError, SandboxLimits, make_launcher, sandbox_record
 
 if TYPE_CHECKING:  # the referee (gRPC) is imported by the command itself
+    from rich.console import Console
+
     from arena.referee.match import Seat
+
+MATCHES = 10
+"""``arena play``'s matches when --matches is not given (with --human: one)."""
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -85,10 +92,87 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _play(args: argparse.Namespace) -> int:
-    """Play matches between bot processes over the referee and print a summary."""
+@dataclass(frozen=True)
+class _Setup:
+    """What every match of an ``arena play`` shares: its bots (built), rules, limits, the
+    logs' folder and the secret key the deals come from (None: public seeds)."""
 
+    bots: list[BotManifest]
+    options: RuleOptions
+    bot_limits: SandboxLimits
+    logs: Path
+    key: bytes | None
+    console: Console
+
+
+def _set_up(args: argparse.Namespace, seats: range) -> _Setup | None:
+    """The bots loaded, checked and built, the logs' folder and the key; None after a
+    one-line error (``seats``: how many bot folders the command takes)."""
     from rich.console import Console
+
+    bots = load_bots(args.bots, "play")
+    if bots is None:
+        return None
+    if len(bots) not in seats:
+        print(f"arena play: give {seats.start} to {seats.stop - 1} bot folders, one per seat",
+              file=sys.stderr)
+        return None
+    options = rule_options(args, "play")
+    if options is None or refuse_unsupported(bots, options, "play"):
+        return None
+    bot_limits = sandbox_limits(args, "play")
+    if bot_limits is None:
+        return None
+    logs = private_folder(args.logs)
+    built = build_bots(bots, args, bot_limits, logs, "play")
+    if built is None:
+        return None
+    console = Console(soft_wrap=True)  # a path is never cut across lines
+    key = None
+    if args.seed is None:
+        # A fresh secret key: no bot can work out the deals. It is kept beside the logs for
+        # `arena replay`, readable by this user only.
+        key = secrets.token_bytes(KEY_BYTES)
+        write_key_file(logs, key)
+    else:
+        (logs / KEY_FILE).unlink(missing_ok=True)  # from an earlier run: not these logs'
+        console.print(f"[yellow]--seed {args.seed}: the deals are predictable (anyone who "
+                      "knows the seed knows every hand); leave it out for a secret key[/yellow]")
+    return _Setup(built, options, bot_limits, logs, key, console)
+
+
+def _chance(setup: _Setup, args: argparse.Namespace, match_id: str, index: int) -> MatchSeed:
+    return (MatchSeed.keyed(setup.key, f"play/{match_id}") if setup.key is not None
+            else MatchSeed.public(args.seed + index))
+
+
+def _launcher(setup: _Setup, args: argparse.Namespace, bot: BotManifest, match_id: str,
+              seat: int) -> Seat:
+    return make_launcher(args.sandbox, bot, setup.bot_limits, setup.logs / match_id,
+                         f"seat{seat}-{bot.name}", trusted=args.trust_bots)
+
+
+def _render_pages(played: list[Path], setup: _Setup) -> Path | None:
+    """The match pages of ``played``, as a season's site has them (each seat's view,
+    faults, time use), in the logs' ``html/``; None after saying why they were not."""
+    from arena.report.matchpage import LogError, render_logs
+
+    html = setup.logs / "html"
+    try:
+        render_logs(played, html, title="arena play")
+    except (LogError, OSError) as error:
+        print(f"arena play: the match pages were not written: {error}", file=sys.stderr)
+        return None
+    setup.console.print(f"match pages: {html / 'index.html'} (or `arena view LOG` for one "
+                        "log)", soft_wrap=True)
+    return html
+
+
+def _play(args: argparse.Namespace) -> int:
+    """Play matches between bot processes over the referee and print a summary; with
+    --human, one match in which you hold a seat, in your browser."""
+    if args.human:
+        return _play_human(args)
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -100,64 +184,37 @@ def _play(args: argparse.Namespace) -> int:
 
     from arena.referee import eventloop
     from arena.referee.match import MatchSpec, run_match
-    from arena.report.matchpage import LogError, render_logs
 
-    bots = load_bots(args.bots, "play")
-    if bots is None:
+    setup = _set_up(args, range(2, 11))
+    if setup is None:
         return 2
-    if not 2 <= len(bots) <= 10:
-        print("arena play: give 2 to 10 bot folders, one per seat", file=sys.stderr)
-        return 2
-    options = rule_options(args, "play")
-    if options is None or refuse_unsupported(bots, options, "play"):
-        return 2
-    bot_limits = sandbox_limits(args, "play")
-    if bot_limits is None:
-        return 2
-    logs = private_folder(args.logs)
-    built = build_bots(bots, args, bot_limits, logs, "play")
-    if built is None:
-        return 2
-    bots = built
-    console = Console(soft_wrap=True)  # a path is never cut across lines
+    bots, options, logs, key, console = (setup.bots, setup.options, setup.logs, setup.key,
+                                         setup.console)
+    matches = args.matches or MATCHES
     n = len(bots)
-    key = None
-    if args.seed is None:
-        # A fresh secret key: no bot can work out the deals. It is kept beside the logs for
-        # `arena replay`, readable by this user only.
-        key = secrets.token_bytes(KEY_BYTES)
-        write_key_file(logs, key)
-    else:
-        (logs / KEY_FILE).unlink(missing_ok=True)  # from an earlier run: not these logs'
-        console.print(f"[yellow]--seed {args.seed}: the deals are predictable (anyone who "
-                      "knows the seed knows every hand); leave it out for a secret key[/yellow]")
     stats = [{"wins": 0.0, "points": 0, "faults": 0, "dq": 0} for _ in bots]
     decisions = 0
     played: list[Path] = []
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True) as progress:
-        task = progress.add_task("matches", total=args.matches)
-        for index in range(args.matches):
+        task = progress.add_task("matches", total=matches)
+        for index in range(matches):
             shift = index % n  # rotate seats so no bot keeps one position
             order = [(seat + shift) % n for seat in range(n)]
             match_id = f"match-{index + 1:04d}"
             try:
                 seats: list[Seat] = [
-                    None if args.listen else
-                    make_launcher(args.sandbox, bots[b], bot_limits, logs / match_id,
-                                  f"seat{seat}-{bots[b].name}", trusted=args.trust_bots)
+                    None if args.listen else _launcher(setup, args, bots[b], match_id, seat)
                     for seat, b in enumerate(order)]
             except SandboxError as error:
                 print(f"arena play: {error}", file=sys.stderr)
                 return 2
-            chance = (MatchSeed.keyed(key, f"play/{match_id}") if key is not None
-                      else MatchSeed.public(args.seed + index))
             entered = () if args.listen else tuple((bots[b].name, bots[b].version)
                                                    for b in order)
-            spec = MatchSpec(match_id, chance, n, options, clock_limits(args),
-                             logs / f"{match_id}.jsonl.gz", sandbox=sandbox_record(seats),
-                             entered=entered)
+            spec = MatchSpec(match_id, _chance(setup, args, match_id, index), n, options,
+                             clock_limits(args), logs / f"{match_id}.jsonl.gz",
+                             sandbox=sandbox_record(seats), entered=entered)
             outcome = eventloop.run(run_match(spec, seats, address=args.listen))
             played.append(logs / f"{match_id}.jsonl.gz")
             decisions += outcome.decisions
@@ -171,29 +228,76 @@ def _play(args: argparse.Namespace) -> int:
                     stats[b]["wins"] += 1 / winners
             elapsed = time.perf_counter() - started
             progress.update(task, advance=1, description=(
-                f"{index + 1}/{args.matches} matches, {decisions / elapsed:,.0f} decisions/s"))
+                f"{index + 1}/{matches} matches, {decisions / elapsed:,.0f} decisions/s"))
     elapsed = time.perf_counter() - started
     console.print(f"rules: {describe_rules(options)}", soft_wrap=True)
     dealt = f"seeds {args.seed}.." if key is None else "a secret key"
-    table = Table(title=f"{args.matches} matches ({dealt})")
+    table = Table(title=f"{matches} matches ({dealt})")
     for column in ("bot", "wins", "win rate", "avg points", "faults", "disqualified"):
         table.add_column(column, justify="left" if column == "bot" else "right")
     for bot, row in zip(bots, stats, strict=True):
-        table.add_row(bot.label, f"{row['wins']:g}", f"{row['wins'] / args.matches:.1%}",
-                      f"{row['points'] / args.matches:.0f}", str(row["faults"]),
+        table.add_row(bot.label, f"{row['wins']:g}", f"{row['wins'] / matches:.1%}",
+                      f"{row['points'] / matches:.0f}", str(row["faults"]),
                       str(row["dq"]))
     console.print(table)
     console.print(f"{decisions:,} decisions in {elapsed:.1f} s "
                   f"({decisions / elapsed:,.0f} decisions/s); logs in {logs}/")
-    # The match pages, as a season's site has them (each seat's view, faults, time use).
-    html = logs / "html"
+    return 0 if _render_pages(played, setup) is not None else 1
+
+
+def _play_human(args: argparse.Namespace) -> int:
+    """One match with a person in seat ``--seat`` (an untimed seat, played from a page on
+    127.0.0.1) and the bots in the others; its log and pages as any match's."""
+    from arena.human.client import NAME, VERSION
+    from arena.human.host import host_match
+    from arena.referee import eventloop
+    from arena.referee.match import MatchSpec
+
+    if args.listen:
+        print("arena play: --human serves your seat itself; leave out --listen",
+              file=sys.stderr)
+        return 2
+    if args.matches not in (None, 1):
+        print("arena play: --human plays one match; leave out --matches", file=sys.stderr)
+        return 2
+    players = len(args.bots) + 1
+    if not 0 <= args.seat < players:
+        print(f"arena play: --seat {args.seat}: a table of {players} has seats 0 to "
+              f"{players - 1}", file=sys.stderr)
+        return 2
+    setup = _set_up(args, range(1, 10))
+    if setup is None:
+        return 2
+    match_id = "match-0001"
+    bots = iter(setup.bots)
+    order = [None if seat == args.seat else next(bots) for seat in range(players)]
     try:
-        render_logs(played, html, title="arena play")
-    except (LogError, OSError) as error:
-        print(f"arena play: the match pages were not written: {error}", file=sys.stderr)
-        return 1
-    console.print(f"match pages: {html / 'index.html'} (or `arena view LOG` for one log)",
-                  soft_wrap=True)
+        seats: list[Seat] = [None if bot is None else _launcher(setup, args, bot, match_id, seat)
+                             for seat, bot in enumerate(order)]
+    except SandboxError as error:
+        print(f"arena play: {error}", file=sys.stderr)
+        return 2
+    log = setup.logs / f"{match_id}.jsonl.gz"
+    spec = MatchSpec(match_id, _chance(setup, args, match_id, 0), players, setup.options,
+                     clock_limits(args), log, sandbox=sandbox_record(seats),
+                     entered=tuple((NAME, VERSION) if bot is None else (bot.name, bot.version)
+                                   for bot in order),
+                     untimed=frozenset({args.seat}))
+    console = setup.console
+    console.print(f"rules: {describe_rules(setup.options)}", soft_wrap=True)
+
+    def render() -> Path | None:
+        html = _render_pages([log], setup)
+        return None if html is None else html / "replays" / f"{match_id}.html"
+
+    outcome = eventloop.run(host_match(spec, seats, args.seat, setup.logs / "html", render,
+                                       open_browser=not args.no_browser,
+                                       say=lambda text: print(text, flush=True)))
+    names = [NAME if bot is None else bot.label for bot in order]
+    for seat in sorted(range(players), key=lambda s: (outcome.places[s], s)):
+        console.print(f"place {outcome.places[seat]}: seat {seat} {names[seat]}, "
+                      f"{outcome.scores[seat]} points", soft_wrap=True, markup=False)
+    console.print(f"the match log: {log}", soft_wrap=True, markup=False)
     return 0
 
 
@@ -208,10 +312,25 @@ def register(commands: Any) -> None:
     add_rule_options(simulate)
     simulate.set_defaults(run=_simulate)
 
-    play = commands.add_parser("play", help="play matches between bot folders",
-                               description=_play.__doc__)
+    play = commands.add_parser(
+        "play", help="play matches between bot folders, or against them yourself (--human)",
+        description=_play.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n"
+               "  arena play my-bot/ sample_bots/python/greedy --matches 20\n"
+               "  arena play --human my-bot/            # you in seat 0, in your browser\n"
+               "  arena play --human my-bot/ sample_bots/python/greedy --seat 1 --target 200")
     play.add_argument("bots", nargs="+", metavar="BOT_DIR")
-    play.add_argument("--matches", type=count, default=10)
+    play.add_argument("--matches", type=count,
+                      help=f"how many matches (default {MATCHES}; --human plays one)")
+    play.add_argument("--human", action="store_true",
+                      help="you hold a seat: one match against the bots, played on a page "
+                           "at http://127.0.0.1 (a random port; the address printed opens it "
+                           "once, in one browser); your seat has no deadline, the bots keep "
+                           "theirs; the log and the replay are written as for any match")
+    play.add_argument("--seat", type=int, default=0, metavar="K",
+                      help="with --human, your seat (default 0, the first)")
+    play.add_argument("--no-browser", action="store_true",
+                      help="with --human, print the page's address without opening it")
     play.add_argument("--seed", type=int,
                       help="deal from public seeds SEED, SEED+1, ... (predictable; default: a "
                            "fresh secret key, kept beside the logs for `arena replay`)")

@@ -1,0 +1,1 @@
+"""Worked examples that use the arena package; each folder has a README.md."""

@@ -1,0 +1,1 @@
+"""Train a linear UNO policy with the cross-entropy method and export it as a bot."""
