@@ -36,13 +36,17 @@ def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         os.environ[CACHE_VARIABLE] = previous
 
 
-LONGEST_FIRST = ("tests/server/test_every_language.py",)
-"""Files that run for minutes: collected first, so that a worker starts them while the other
-works through the rest, rather than one running alone at the end."""
+LONGEST_FIRST = ("tests/server/test_every_language.py", "tests/test_starter_kits.py",
+                 "tests/reliability/test_fault_injection.py", "tests/test_language_bots.py",
+                 "tests/server/test_load.py")
+"""Files that run for minutes, in this order: collected first (and handed out in collection
+order, ``--no-loadscope-reorder`` in ``.ci/test``), so that a worker starts them while the
+other works through the rest, rather than one running alone at the end."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def longest_first(item: pytest.Item) -> int:
-        return 0 if item.nodeid.split("::")[0] in LONGEST_FIRST else 1
+        path = item.nodeid.split("::")[0]
+        return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
 
     items.sort(key=longest_first)  # stable: the rest keep their order
