@@ -1,24 +1,30 @@
-"""Running gRPC's aio layer on a loop of its own, and leaving nothing of it to a later loop.
+"""gRPC's aio layer, held initialised for the life of the process.
 
-gRPC's aio layer shuts itself down when its last object is freed, and that shutdown waits
-for its poller thread, which hands its events to the loop the objects were made on. Freed
-later by the cyclic collector, in a process running another loop by then (the next match,
-a web server, a browser driver), the shutdown waits forever (grpc/grpc#40989 describes the
-same wait). So the garbage of a coroutine that used gRPC is collected while its loop runs.
+gRPC counts its aio layer's users (``grpc.aio.init_grpc_aio`` as a channel or server is
+made, ``grpc.aio.shutdown_grpc_aio`` as it is freed) and shuts the layer down when the
+count falls to zero; that shutdown joins its poller thread, which can be waiting on the
+loop of a match long over (grpc/grpc#40989 describes the wait). A process that runs one
+loop after another (a match worker, the test suite) frees its objects at the cyclic
+collector's whim, in whatever loop then runs, and hung there for good. Held once, the
+count never reaches zero: the layer lives until the process exits, as the poller thread
+would for any long-lived channel.
 """
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+import threading
 
-T = TypeVar("T")
+import grpc.aio
+
+_held = False
+_lock = threading.Lock()
 
 
-async def collected(main: Coroutine[Any, Any, T]) -> T:
-    """``await main``, then collect the garbage it left while this loop still runs."""
-    try:
-        return await main
-    finally:
-        gc.collect()
+def hold_grpc_aio() -> None:
+    """Take one lasting count of gRPC's aio layer (the first call in a process; the rest
+    do nothing)."""
+    global _held
+    with _lock:
+        if not _held:
+            grpc.aio.init_grpc_aio()
+            _held = True

@@ -8,7 +8,7 @@ its Python on each turn (the selector's keys, the ready queue, the timer heap) w
 uvloop's does it in C. Everything a match uses (gRPC's ``grpc.aio``, ``add_reader``,
 timers, signal handlers) behaves the same on both; the whole suite runs on uvloop.
 
-A match's garbage is collected before its loop closes (``arena.protocol.aio``).
+gRPC's aio layer is held for the process's life (``arena.protocol.aio``).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from typing import Any, TypeVar
 
 import uvloop
 
-from arena.protocol.aio import collected
+from arena.protocol.aio import hold_grpc_aio
 
 T = TypeVar("T")
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)`` on a new uvloop loop (closed after, as ``asyncio.run``'s),
-    the garbage it left collected while the loop still runs."""
-    return uvloop.run(collected(main))
+    """``asyncio.run(main)`` on a new uvloop loop (closed after, as ``asyncio.run``'s)."""
+    hold_grpc_aio()
+    return uvloop.run(main)
