@@ -28,7 +28,7 @@ import grpc
 
 from arena.bots.policies import Policy, decision_rng
 from arena.protocol import PROTOCOL_VERSION, pb, pb_grpc
-from arena.protocol.aio import hold_grpc_aio
+from arena.protocol.aio import holding
 from arena.protocol.convert import (
     action_from_message,
     action_message,
@@ -97,8 +97,7 @@ def run(
     hello = pb.PlayRequest(hello=pb.Hello(
         token=token, bot_name=name, bot_version=version, protocol_version=PROTOCOL_VERSION,
         variants=variants_to_wire(variants)))  # type: ignore[arg-type]
-    hold_grpc_aio()
-    return asyncio.run(_play(address, hello, decide, policy))
+    return asyncio.run(holding(_play(address, hello, decide, policy)))
 
 
 async def _play(address: str, hello: pb.PlayRequest, decide: Decide | None,

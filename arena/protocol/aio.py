@@ -13,8 +13,12 @@ would for any long-lived channel.
 from __future__ import annotations
 
 import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 import grpc.aio
+
+T = TypeVar("T")
 
 _held = False
 _lock = threading.Lock()
@@ -28,3 +32,11 @@ def hold_grpc_aio() -> None:
         if not _held:
             grpc.aio.init_grpc_aio()
             _held = True
+
+
+async def holding(main: Coroutine[Any, Any, T]) -> T:
+    """``await main``, the aio layer held first: from inside the running loop, since
+    ``init_grpc_aio`` asks asyncio for the current loop, which a thread of a Dask worker
+    has none of until one runs."""
+    hold_grpc_aio()
+    return await main

@@ -18,12 +18,11 @@ from typing import Any, TypeVar
 
 import uvloop
 
-from arena.protocol.aio import hold_grpc_aio
+from arena.protocol.aio import holding
 
 T = TypeVar("T")
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` on a new uvloop loop (closed after, as ``asyncio.run``'s)."""
-    hold_grpc_aio()
-    return uvloop.run(main)
+    return uvloop.run(holding(main))
