@@ -29,12 +29,10 @@ from arena.human.client import event_from_message
 from arena.protocol.convert import event_messages
 from arena.rules import events as ev
 from arena.rules.options import RuleOptions
+from tests.server.league_servers import chromium
 
 ROOT = Path(__file__).resolve().parents[1]
 RANDOM_BOT = ROOT / "sample_bots" / "python" / "random"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 AXE = ROOT / ".ci" / "tools" / "node_modules" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"]
 TIMEOUT_MS = 15_000
@@ -91,16 +89,8 @@ def command(tmp_path: Path) -> Iterator[Command]:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    assert CHROMIUM.is_file(), f"{CHROMIUM} is missing: apt-get install chromium"
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM),
-                                              args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 def test_a_person_plays_a_round_by_clicking_and_finds_it_in_the_log(
